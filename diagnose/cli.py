@@ -1,0 +1,123 @@
+"""Command-line entry point: ``diagnose [OPTIONS] SCRIPT [ARGS...]`` and its subcommands.
+
+Each subcommand lives in ``diagnose.commands.<name>`` with ``add_arguments(parser)`` and
+``main(args) -> int``; modules are imported only when their command runs, so that
+``diagnose match`` does not pay for importing torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+
+from diagnose.errors import ExitStatus, UsageError
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("diagnose.commands.run", "run a training script under the tracer (the default)"),
+    "match": ("diagnose.commands.match", "rank dataset records for an error message or log"),
+    "dataset": ("diagnose.commands.dataset", "validate error-record files"),
+    "show": ("diagnose.commands.show", "open a saved report"),
+    "rules": ("diagnose.commands.rules", "list the rules or run their test cases"),
+    "apply": ("diagnose.commands.apply", "apply a fix's patch from a saved report"),
+}
+
+
+def _debug_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--debug", action="store_true", help="show diagnose's own traceback on errors"
+    )
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="diagnose",
+        description=(
+            "Run a PyTorch training script and find where its first inf/nan was born, "
+            "why, and how to fix it. `diagnose train.py [ARGS]` is `diagnose run train.py [ARGS]`."
+        ),
+        parents=[_debug_parent()],
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        sp = sub.add_parser(
+            name, help=help_text, description=module.__doc__, parents=[_debug_parent()]
+        )
+        module.add_arguments(sp)
+        sp.set_defaults(_module=module_name)
+    return parser
+
+
+def _insert_run(argv: list[str]) -> list[str]:
+    """``diagnose [OPTIONS] SCRIPT ...`` means ``diagnose run [OPTIONS] SCRIPT ...``."""
+    for token in argv:
+        if token in ("-h", "--help", "--version"):
+            return argv
+        if token.startswith("-"):
+            continue
+        return argv if token in COMMANDS else ["run", *argv]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list[: _script_index(args_list)]
+    try:
+        parser = build_parser()
+        args = parser.parse_args(_insert_run(args_list))
+        if not getattr(args, "_module", None):
+            parser.print_help(sys.stderr)
+            return ExitStatus.USAGE
+        module = importlib.import_module(args._module)
+        return int(module.main(args))
+    except UsageError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"diagnose: error: {exc}", file=sys.stderr)
+        return ExitStatus.USAGE
+    except KeyboardInterrupt:
+        print("diagnose: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:  # argparse
+        return exc.code if isinstance(exc.code, int) else ExitStatus.USAGE
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        else:
+            print(
+                f"diagnose: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+                file=sys.stderr,
+            )
+        return ExitStatus.USAGE
+
+
+def _script_index(argv: list[str]) -> int:
+    """Index of the first token that belongs to the user's script (options before it are ours)."""
+    seen_positional = 0
+    for i, token in enumerate(argv):
+        if token.startswith("-"):
+            continue
+        seen_positional += 1
+        if token not in COMMANDS or seen_positional > 1:
+            return i
+    return len(argv)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("diagnose")
+    except Exception:
+        return "0+checkout"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

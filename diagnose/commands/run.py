@@ -1,0 +1,15 @@
+"""(being written) the `diagnose run` command."""
+
+from __future__ import annotations
+
+import argparse
+
+from diagnose.errors import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+
+def main(args: argparse.Namespace) -> int:
+    raise UsageError("'diagnose run' is not available in this build yet")

@@ -1,0 +1,240 @@
+"""The Report: the JSON contract between a run, the rule engine, the renderers and other tools.
+
+Keys listed in DESIGN.md are relied on by other people's tools: rename nothing, add freely.
+Every model accepts unknown keys (``extra="allow"``) so that a report written by a newer
+version still loads; ``Report.load`` says when the version is newer than this one knows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+REPORT_VERSION = 1
+
+Status = Literal["clean", "nonfinite", "exception"]
+Phase = Literal["input", "forward", "loss", "backward", "optimizer"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Location(_Model):
+    """A place in the user's own code."""
+
+    file: str
+    line: int
+    function: str | None = None
+    code: str | None = None
+
+
+class TensorStats(_Model):
+    """Summary of one tensor seen by the tracer; cheap to compute, cheap to store."""
+
+    name: str = Field(description='Role of the tensor, e.g. "input[0]", "output", "weight".')
+    dtype: str | None = None
+    shape: list[int] = Field(default_factory=list)
+    abs_min: float | None = Field(None, description="Smallest non-zero |x|; None when unknown.")
+    abs_max: float | None = Field(None, description="Largest |x|; inf or nan when non-finite.")
+    nan: int | None = Field(None, description="Count of nan elements; None when not counted.")
+    inf: int | None = Field(None, description="Count of +-inf elements; None when not counted.")
+    headroom: float | None = Field(
+        None, description="dtype's largest finite value / abs_max; < 2 is flagged near_limit."
+    )
+    near_limit: bool = False
+
+    @property
+    def finite(self) -> bool:
+        if self.nan or self.inf:
+            return False
+        return self.abs_max is None or _is_finite(self.abs_max)
+
+
+class Frame(_Model):
+    """One module call (or a loss / optimizer checkpoint) kept in the ring buffer."""
+
+    index: int = Field(description="Position in the run's sequence of calls.")
+    step: int | None = None
+    phase: Phase | None = None
+    module: str | None = None
+    module_type: str | None = None
+    inputs: list[TensorStats] = Field(default_factory=list)
+    outputs: list[TensorStats] = Field(default_factory=list)
+    weights: list[TensorStats] = Field(default_factory=list)
+    producer: bool = Field(False, description="True for the frame that produced the event.")
+
+    @property
+    def finite(self) -> bool:
+        return all(s.finite for s in (*self.inputs, *self.outputs, *self.weights))
+
+
+class StepRecord(_Model):
+    """Per optimizer step, kept over the whole run."""
+
+    step: int
+    loss: float | None = None
+    grad_norm: float | None = None
+    max_activation: float | None = None
+    lr: float | None = None
+    loss_scale: float | None = None
+    skipped: bool = Field(False, description="True when a GradScaler skipped this step.")
+    near_limit: bool = False
+
+
+class Event(_Model):
+    """Where the first non-finite value was born, or what the script raised."""
+
+    kind: Literal["nonfinite", "exception"]
+    phase: Phase | None = None
+    step: int | None = Field(None, description="Optimizer steps completed before the event.")
+    rank: int | None = None
+    module: str | None = None
+    module_type: str | None = None
+    op: str | None = None
+    location: Location | None = None
+    dtype: str | None = None
+    message: str
+    value: str | None = Field(None, description='"nan", "inf", "-inf" or a mix, e.g. "nan+inf".')
+    op_inputs: list[TensorStats] = Field(
+        default_factory=list, description="Statistics of the producing op's inputs."
+    )
+    details: list[str] = Field(default_factory=list)
+    sample_indices: list[int] | None = Field(
+        None, description="Dataset indices of the offending samples (phase input)."
+    )
+    exception_type: str | None = None
+    traceback: str | None = None
+
+
+class ScriptInfo(_Model):
+    path: str
+    argv: list[str] = Field(default_factory=list)
+
+
+class GradClip(_Model):
+    kind: Literal["norm", "value"]
+    max: float
+
+
+class Config(_Model):
+    """Training config captured from the run; free-form beyond the keys below."""
+
+    precision: str = "unknown"
+    optimizer: str | None = None
+    lr: float | None = None
+    grad_clip: GradClip | None = None
+    grad_scaler: bool = False
+
+
+class Symptom(_Model):
+    id: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: list[str] = Field(default_factory=list)
+    title: str | None = None
+
+
+class Fix(_Model):
+    id: str
+    score: float
+    title: str
+    why: str
+    example_patch: str
+    patch: str | None = None
+    verified: bool | None = None
+    rules: list[str] = Field(default_factory=list, description="Rules that support this fix.")
+    evidence: list[str] = Field(default_factory=list)
+    patch_note: str | None = Field(None, description="Why no patch, or how to apply it.")
+
+
+class MatchRef(_Model):
+    record_id: str
+    slug: str
+    score: float
+    reason: str | None = None
+
+
+class Report(_Model):
+    version: int = REPORT_VERSION
+    status: Status
+    script: ScriptInfo
+    event: Event | None = None
+    frames: list[Frame] = Field(default_factory=list)
+    history: list[StepRecord] = Field(default_factory=list)
+    config: Config = Field(default_factory=Config)
+    symptoms: list[Symptom] = Field(default_factory=list)
+    fixes: list[Fix] = Field(default_factory=list)
+    matches: list[MatchRef] = Field(default_factory=list)
+    facts: dict[str, Any] = Field(
+        default_factory=dict, description="The named facts the rules were evaluated on."
+    )
+    diagnose_version: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent)
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Report:
+        """Read a saved report. Raises ReportError with one clear line on bad input."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ReportError(f"{path}: no such report file") from None
+        except IsADirectoryError:
+            raise ReportError(f"{path}: is a folder, not a report file") from None
+        except UnicodeDecodeError as exc:
+            raise ReportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ReportError(
+                f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}"
+            ) from None
+        return cls.from_data(data, source=str(path))
+
+    @classmethod
+    def from_data(cls, data: Any, source: str = "<report>") -> Report:
+        if not isinstance(data, dict):
+            raise ReportError(f"{source}: a report is a JSON object, got {type(data).__name__}")
+        version = data.get("version")
+        warnings: list[str] = []
+        if isinstance(version, int) and version > REPORT_VERSION:
+            warnings.append(
+                f"report format version {version} is newer than this diagnose knows "
+                f"({REPORT_VERSION}); showing what it can read"
+            )
+        try:
+            report = cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = "$" + "".join(
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]
+            )
+            raise ReportError(f"{source}: {where}: {err['msg']}") from None
+        report.warnings = [*warnings, *report.warnings]
+        return report
+
+
+class ReportError(ValueError):
+    """A report file that cannot be read; the message is one line for the user."""
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The published JSON Schema of the report (kept in step with the model by a test)."""
+    return Report.model_json_schema()
+
+
+def _is_finite(x: float) -> bool:
+    return x == x and x not in (float("inf"), float("-inf"))
+
+
+if __name__ == "__main__":
+    print(json.dumps(report_json_schema(), indent=2))

@@ -1,0 +1,33 @@
+"""Shared fixtures: paths into the checkout and a helper to run the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SEED = ROOT.parent / "shared" / "seed" / "000_27c7b1b258d2bb16.txt"
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 300):
+    """Run ``python -m diagnose ARGS`` as a user would, without a terminal."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "diagnose", *args],
+        cwd=cwd or ROOT,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )

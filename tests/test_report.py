@@ -1,0 +1,60 @@
+"""The report model is the JSON contract: its published schema must stay in step with it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagnose.report import REPORT_VERSION, Report, ReportError, report_json_schema
+from tests.conftest import ROOT
+
+SCHEMA_FILE = ROOT / "docs" / "report.schema.json"
+
+
+def test_published_schema_matches_the_model():
+    published = json.loads(SCHEMA_FILE.read_text())
+    assert published == report_json_schema(), (
+        "docs/report.schema.json is out of date: run `python -m diagnose.report > "
+        "docs/report.schema.json`"
+    )
+
+
+def test_minimal_report_round_trips(tmp_path):
+    report = Report(status="clean", script={"path": "train.py", "argv": ["--lr", "1"]})
+    path = tmp_path / "r.json"
+    report.write(path)
+    again = Report.load(path)
+    assert again == report
+    data = json.loads(path.read_text())
+    for key in ("version", "status", "script", "event", "frames", "history", "config",
+                "symptoms", "fixes", "matches"):
+        assert key in data
+    assert data["version"] == REPORT_VERSION
+
+
+def test_newer_version_loads_with_a_warning_and_keeps_unknown_keys(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({
+        "version": REPORT_VERSION + 1, "status": "clean", "script": {"path": "t.py"},
+        "something_new": {"a": 1},
+    }))
+    report = Report.load(path)
+    assert report.warnings and "newer" in report.warnings[0]
+    assert report.model_extra["something_new"] == {"a": 1}
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "no such report file"),
+    ("{not json", "not JSON"),
+    ("[1, 2]", "a report is a JSON object"),
+    ('{"status": "weird", "script": {"path": "t.py"}}', "$.status"),
+])
+def test_bad_report_files_give_one_clear_line(tmp_path, content, fragment):
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ReportError) as info:
+        Report.load(path)
+    message = str(info.value)
+    assert fragment in message and "\n" not in message and str(path) in message
