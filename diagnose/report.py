@@ -113,6 +113,9 @@ class Event(_Model):
 class ScriptInfo(_Model):
     path: str
     argv: list[str] = Field(default_factory=list)
+    sha256: str | None = Field(
+        None, description="Hash of the script as it ran; `apply` refuses a changed script."
+    )
 
 
 class GradClip(_Model):

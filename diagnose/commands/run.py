@@ -1,15 +1,92 @@
-"""(being written) the `diagnose run` command."""
+"""Run a training script under the tracer: ``diagnose [OPTIONS] SCRIPT [SCRIPT_ARGS...]``.
+
+Everything after SCRIPT goes to the script untouched, as with ``python -m cProfile``.
+Exit status: 0 clean run, 1 a problem was diagnosed, 2 a usage or input error.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
+from pathlib import Path
 
-from diagnose.errors import UsageError
+from diagnose.errors import ExitStatus, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.add_argument("--report", type=Path, metavar="PATH",
+                        help="also write the JSON report to PATH")
+    parser.add_argument("--format", choices=("tui", "text", "json", "markdown"),
+                        help="what to show (default: tui on a terminal, else text)")
+    parser.add_argument("--dataset", type=Path, action="append", default=[], metavar="PATH",
+                        help="add error-record files to the built-in dataset (repeatable)")
+    parser.add_argument("--rules", type=Path, action="append", default=[], metavar="PATH",
+                        help="add rule files or folders; same id overrides a built-in rule")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="YAML/JSON training config facts the run cannot see")
+    parser.add_argument("--frames", type=int, default=21, metavar="N",
+                        help="module calls kept before the event (default 21)")
+    parser.add_argument("--no-backward", action="store_true",
+                        help="do not check gradients flowing through modules (faster)")
+    parser.add_argument("--sample-every", type=int, default=1, metavar="K",
+                        help="check every K-th optimizer step in full (default 1: all)")
+    parser.add_argument("--max-steps", type=int, metavar="N",
+                        help="stop the script cleanly after N optimizer steps")
+    parser.add_argument("--verify", action="store_true",
+                        help="re-run the script with each top fix applied to a temporary copy")
+    parser.add_argument("script", metavar="SCRIPT", help="the training script to run")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS",
+                        help="arguments for the script")
 
 
 def main(args: argparse.Namespace) -> int:
-    raise UsageError("'diagnose run' is not available in this build yet")
+    from diagnose.runner import RunOptions, diagnose_script
+
+    if args.frames < 1:
+        raise UsageError("--frames must be at least 1")
+    if args.sample_every < 1:
+        raise UsageError("--sample-every must be at least 1")
+    if args.max_steps is not None and args.max_steps < 1:
+        raise UsageError("--max-steps must be at least 1")
+    for path in [*args.dataset, *args.rules]:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder")
+    fmt = args.format or ("tui" if _interactive() else "text")
+    if fmt == "tui" and not _interactive():
+        fmt = "text"
+    options = RunOptions(
+        frames=args.frames, backward=not args.no_backward, sample_every=args.sample_every,
+        max_steps=args.max_steps, config_file=args.config, rules=args.rules,
+        datasets=args.dataset, verify=args.verify, debug=args.debug,
+    )
+    # With a machine-readable format on stdout, the script's own prints go to stderr.
+    redirect = contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
+    with redirect:
+        report = diagnose_script(args.script, args.script_args, options)
+    if args.report:
+        report.write(args.report)
+        print(f"diagnose: report written to {args.report}", file=sys.stderr)
+    show(report, fmt, report_path=args.report)
+    return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED
+
+
+def show(report, fmt: str, report_path: Path | None = None) -> None:
+    """Show a report in the chosen format; the TUI only when both ends are terminals."""
+    if fmt == "tui":
+        from tui import run_report
+
+        run_report(report, report_path=report_path)
+        return
+    from diagnose.render import render
+
+    sys.stdout.write(render(report, fmt, color=fmt == "text" and sys.stdout.isatty()))
+    sys.stdout.flush()
+
+
+def _interactive() -> bool:
+    """A Textual app started without a terminal hangs: both stdin and stdout must be TTYs."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,101 @@
+"""Markdown report: the same story as the text report, for issues, PRs and notebooks."""
+
+from __future__ import annotations
+
+from diagnose.render.numbers import flags, num, safe, stats_of, where
+from diagnose.report import Report
+
+
+def _cell(text: object) -> str:
+    return safe(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str, lang: str = "") -> list[str]:
+    fence = "````" if "```" in text else "```"
+    return [f"{fence}{lang}", safe(text.rstrip()), fence]
+
+
+def render_markdown(report: Report) -> str:
+    out: list[str] = [f"# diagnose report: `{_cell(report.script.path)}`", ""]
+    event = report.event
+    if report.status == "clean" or event is None:
+        out.append(f"**Clean run**: no inf/nan seen in {len(report.history)} optimizer steps.")
+    elif event.kind == "exception":
+        out.append(f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
+                   f"{_cell(event.message)}")
+    else:
+        out.append(f"**{_cell(event.message)}**")
+        out.append("")
+        step = "?" if event.step is None else event.step
+        out.append(f"- born at: step {step}, phase `{event.phase or '?'}`, {_cell(where(event))}")
+        if event.location and event.location.code:
+            out.append(f"- code: `{_cell(event.location.code.strip())}`")
+        out += [f"- {_cell(d)}" for d in event.details]
+        if event.sample_indices:
+            out.append(f"- dataset samples with non-finite values: {event.sample_indices[:50]}")
+    for warning in report.warnings:
+        out += ["", f"> warning: {_cell(warning)}"]
+
+    if report.symptoms:
+        out += ["", "## Symptoms", ""]
+        for symptom in report.symptoms:
+            out.append(f"- **{_cell(symptom.title or symptom.id)}** (`{symptom.id}`, "
+                       f"confidence {symptom.confidence:.2f})")
+            out += [f"  - {_cell(e)}" for e in symptom.evidence]
+
+    if report.fixes:
+        out += ["", "## Fixes, best first", ""]
+        for rank, fix in enumerate(report.fixes, 1):
+            verified = {True: " — verified by a re-run", False: " — did not fix it in a re-run",
+                        None: ""}[fix.verified]
+            out += [f"### {rank}. {_cell(fix.title)} (`{fix.id}`, score {fix.score:.2f}){verified}",
+                    "", safe(fix.why), ""]
+            if fix.rules:
+                out.append(f"Rules: {', '.join(f'`{r}`' for r in fix.rules)}")
+                out.append("")
+            if fix.patch:
+                out += ["Patch against your script:", "", *_code(fix.patch, "diff"), ""]
+            elif fix.patch_note:
+                out += [f"_{_cell(fix.patch_note)}_", ""]
+            if fix.example_patch:
+                out += ["Example:", "", *_code(fix.example_patch, "python"), ""]
+
+    if report.frames:
+        out += ["", "## Frames before the event", "",
+                "| | step | phase | module | type | out dtype | out abs min | out abs max | headroom | notes |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for frame in report.frames[-21:]:
+            o = stats_of(frame, "outputs")
+            out.append("| " + " | ".join([
+                "**>>**" if frame.producer else "",
+                str(frame.step if frame.step is not None else "-"),
+                frame.phase or "-",
+                _cell(frame.module or "-"),
+                _cell(frame.module_type or "-"),
+                (o.dtype or "-") if o else "-",
+                num(o.abs_min) if o else "-",
+                num(o.abs_max) if o else "-",
+                num(o.headroom) if o else "-",
+                _cell(flags(o)),
+            ]) + " |")
+
+    if report.history:
+        out += ["", "## History", "", "| step | loss | grad norm | max abs act | lr | loss scale |",
+                "|---|---|---|---|---|---|"]
+        for rec in report.history[-20:]:
+            out.append(f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
+                       f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |")
+
+    c = report.config
+    clip = f"{c.grad_clip.kind}, max {num(c.grad_clip.max)}" if c.grad_clip else "none"
+    out += ["", "## Config", "", f"- precision: `{c.precision}`", f"- optimizer: `{c.optimizer}`",
+            f"- lr: {num(c.lr, 3)}", f"- gradient clipping: {clip}",
+            f"- GradScaler: {'yes' if c.grad_scaler else 'no'}"]
+
+    if report.matches:
+        out += ["", "## Related error records", ""]
+        out += [f"- `{_cell(m.slug)}` ({m.score:.2f}){' — ' + _cell(m.reason) if m.reason else ''}"
+                for m in report.matches]
+    if event and event.traceback:
+        out += ["", "## Traceback", "", *_code(event.traceback)]
+    return "\n".join(out).rstrip() + "\n"

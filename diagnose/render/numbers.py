@@ -1,0 +1,78 @@
+"""Formatting shared by the renderers: numbers, stats cells and safe text."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from diagnose.report import Event, Frame, TensorStats
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: object) -> str:
+    """Text from the run (messages, module names, paths) with control characters made visible.
+
+    Terminal escape sequences in a module name or an error message must be shown, never
+    interpreted by the user's terminal.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def num(x: float | None, digits: int = 2) -> str:
+    """Compact scientific-ish format: 6.3e+04 -> 6.3e4, inf, nan, '-' for unknown."""
+    if x is None:
+        return "-"
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e4:
+        return f"{x:.{digits + 1}g}"
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def stats_of(frame: Frame, role: str) -> TensorStats | None:
+    """The most telling stats of a frame's inputs/outputs/weights: the largest |x| one."""
+    items: list[TensorStats] = getattr(frame, role)
+    if not items:
+        return None
+
+    def key(s: TensorStats) -> float:
+        if not s.finite:
+            return math.inf
+        return s.abs_max if s.abs_max is not None else -1.0
+
+    return max(items, key=key)
+
+
+def where(event: Event) -> str:
+    """'module (Type)' / 'op' / 'file:line' summary of where an event was born."""
+    parts = []
+    if event.module:
+        parts.append(f"{safe(event.module)} ({safe(event.module_type or '?')})")
+    elif event.module_type:
+        parts.append(safe(event.module_type))
+    if event.op:
+        parts.append(f"op {safe(event.op)}")
+    if event.location:
+        parts.append(f"{safe(event.location.file)}:{event.location.line}")
+    return ", ".join(parts) or "unknown place"
+
+
+def flags(stats: TensorStats | None) -> str:
+    if stats is None:
+        return ""
+    out = []
+    if stats.nan:
+        out.append(f"{stats.nan} nan")
+    if stats.inf:
+        out.append(f"{stats.inf} inf")
+    if not out and not stats.finite:
+        out.append("non-finite")
+    if stats.near_limit:
+        out.append("near limit")
+    return ", ".join(out)

@@ -1,0 +1,202 @@
+"""Plain-text report: a one-screen verdict first, then the evidence a reader would ask for next."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from diagnose.render.numbers import flags, num, safe, stats_of, where
+from diagnose.report import Fix, Frame, Report
+
+MAX_FRAMES_SHOWN = 21
+MAX_HISTORY_SHOWN = 8
+
+
+class _Style:
+    """ANSI styling that collapses to nothing when colour is off (NO_COLOR, not a terminal)."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color and not os.environ.get("NO_COLOR")
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def red(self, text: str) -> str:
+        return self._wrap("31;1", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("32", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+
+def render_text(report: Report, *, color: bool = False) -> str:
+    s = _Style(color)
+    out: list[str] = []
+    out += _verdict(report, s)
+    for warning in report.warnings:
+        out.append(f"warning: {safe(warning)}")
+    if report.symptoms:
+        out += ["", s.bold("Symptoms")]
+        for symptom in report.symptoms:
+            title = f" — {safe(symptom.title)}" if symptom.title else ""
+            out.append(f"  {symptom.id} ({symptom.confidence:.2f}){title}")
+            out += [f"      {safe(e)}" for e in symptom.evidence]
+    if report.fixes:
+        out += ["", s.bold("Fixes, best first")]
+        for rank, fix in enumerate(report.fixes, 1):
+            out += _fix(rank, fix, s, full=rank <= 3)
+    if report.frames:
+        out += ["", *_frames(report.frames, s)]
+    if report.history:
+        out += ["", *_history(report, s)]
+    out += ["", *_config(report, s)]
+    if report.matches:
+        out += ["", s.bold("Related error records")]
+        for match in report.matches:
+            reason = f" — {safe(match.reason)}" if match.reason else ""
+            out.append(f"  {match.score:.2f}  {safe(match.slug)} [{match.record_id}]{reason}")
+    if report.event and report.event.traceback:
+        out += ["", s.bold("Traceback"), safe(report.event.traceback.rstrip())]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _verdict(report: Report, s: _Style) -> list[str]:
+    script = safe(report.script.path)
+    event = report.event
+    if report.status == "clean" or event is None:
+        steps = len(report.history)
+        return [
+            s.green(f"diagnose: {script}: clean run")
+            + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
+        ]
+    if event.kind == "exception":
+        head = s.red(f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}")
+        lines = [head, f"  {safe(event.message)}"]
+        if event.location:
+            lines.append(f"  at {safe(event.location.file)}:{event.location.line}")
+        return lines
+    lines = [s.red(f"diagnose: {script}: {safe(event.message)}")]
+    step = "?" if event.step is None else str(event.step)
+    lines.append(f"  born at: step {step}, phase {event.phase or '?'}, {where(event)}")
+    if event.location and event.location.code:
+        lines.append(f"  code:    {safe(event.location.code.strip())}")
+    if event.rank is not None:
+        lines.append(f"  rank:    {event.rank}")
+    for detail in event.details:
+        lines.append(f"  - {safe(detail)}")
+    if event.sample_indices:
+        shown = ", ".join(str(i) for i in event.sample_indices[:20])
+        more = " ..." if len(event.sample_indices) > 20 else ""
+        lines.append(f"  dataset samples with non-finite values: {shown}{more}")
+    if report.symptoms:
+        top = report.symptoms[0]
+        lines.append(f"  likely cause: {safe(top.title or top.id)} (confidence {top.confidence:.2f})")
+    if report.fixes:
+        top_fix = report.fixes[0]
+        lines.append(f"  best fix: {safe(top_fix.title)} [{top_fix.id}]")
+    return lines
+
+
+def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
+    verified = {True: " verified", False: " did not fix it in a re-run", None: ""}[fix.verified]
+    lines = [f"  {rank}. {s.bold(safe(fix.title))} [{fix.id}] score {fix.score:.2f}{verified}"]
+    if not full:
+        return lines
+    lines += textwrap.wrap(safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     ")
+    if fix.rules:
+        lines.append(s.dim(f"     rules: {', '.join(fix.rules)}"))
+    for evidence in fix.evidence[:4]:
+        lines.append(s.dim(f"     evidence: {safe(evidence)}"))
+    if fix.patch:
+        lines.append("     patch against your script:")
+        lines += [f"       {_diff_line(line, s)}" for line in fix.patch.rstrip().splitlines()]
+    else:
+        if fix.patch_note:
+            lines.append(f"     {safe(fix.patch_note)}")
+        if fix.example_patch:
+            lines.append("     example:")
+            lines += [f"       {safe(line)}" for line in fix.example_patch.rstrip().splitlines()]
+    return lines
+
+
+def _diff_line(line: str, s: _Style) -> str:
+    line = safe(line)
+    if line.startswith("+") and not line.startswith("+++"):
+        return s.green(line)
+    if line.startswith("-") and not line.startswith("---"):
+        return s.red(line)
+    return line
+
+
+def _frames(frames: list[Frame], s: _Style) -> list[str]:
+    shown = frames[-MAX_FRAMES_SHOWN:]
+    title = f"Frames before the event (last {len(shown)} of {len(frames)}, oldest first)"
+    header = ("", "step", "phase", "module", "type", "dtype", "in |x|max", "out |x|min",
+              "out |x|max", "headroom", "notes")
+    rows = [header]
+    for frame in shown:
+        inp = stats_of(frame, "inputs")
+        outp = stats_of(frame, "outputs")
+        weight = stats_of(frame, "weights")
+        notes = ", ".join(
+            n for n in (
+                flags(outp),
+                f"weight |x|max {num(weight.abs_max)}" if weight else "",
+            ) if n
+        )
+        rows.append((
+            ">>" if frame.producer else "",
+            "-" if frame.step is None else str(frame.step),
+            frame.phase or "-",
+            _clip(safe(frame.module or "-"), 40),
+            safe(frame.module_type or "-"),
+            (outp or inp).dtype.replace("torch.", "") if (outp or inp) and (outp or inp).dtype else "-",
+            num(inp.abs_max) if inp else "-",
+            num(outp.abs_min) if outp else "-",
+            num(outp.abs_max) if outp else "-",
+            num(outp.headroom) if outp else "-",
+            notes,
+        ))
+    return [s.bold(title), *_table(rows)]
+
+
+def _history(report: Report, s: _Style) -> list[str]:
+    shown = report.history[-MAX_HISTORY_SHOWN:]
+    rows = [("step", "loss", "grad norm", "max |act|", "lr", "loss scale", "notes")]
+    for rec in shown:
+        notes = ", ".join(n for n in ("skipped" if rec.skipped else "",
+                                      "near limit" if rec.near_limit else "") if n)
+        rows.append((str(rec.step), num(rec.loss), num(rec.grad_norm), num(rec.max_activation),
+                     num(rec.lr), num(rec.loss_scale), notes))
+    title = f"History (last {len(shown)} of {len(report.history)} steps)"
+    return [s.bold(title), *_table(rows)]
+
+
+def _config(report: Report, s: _Style) -> list[str]:
+    c = report.config
+    clip = "none"
+    if c.grad_clip:
+        clip = f"by {c.grad_clip.kind}, max {num(c.grad_clip.max)}"
+    parts = [
+        f"precision {c.precision}",
+        f"optimizer {c.optimizer or '?'}",
+        f"lr {num(c.lr, 3)}",
+        f"gradient clipping {clip}",
+        f"GradScaler {'yes' if c.grad_scaler else 'no'}",
+    ]
+    return [s.bold("Config"), "  " + "; ".join(parts)]
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]

@@ -1,0 +1,295 @@
+"""Run an unmodified training script under the tracer and turn what happened into a Report.
+
+The script runs in this process through ``runpy`` exactly as ``python -m cProfile`` runs it:
+``sys.argv`` is the script and its arguments, it runs as ``__main__``, its folder is first on
+``sys.path`` and the working directory is left alone. Its own output is not touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import runpy
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from diagnose.errors import UsageError
+from diagnose.report import Config, Event, Location, MatchRef, Report, ScriptInfo
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass
+class RunOptions:
+    """How to run and what to add to the evidence; the CLI flags map onto these one to one."""
+
+    frames: int = 21
+    backward: bool = True
+    sample_every: int = 1
+    max_steps: int | None = None
+    config_file: Path | None = None
+    rules: list[Path] = field(default_factory=list)
+    datasets: list[Path] = field(default_factory=list)
+    verify: bool = False
+    verify_top: int = 3
+    match_limit: int = 5
+    debug: bool = False
+
+
+class StepLimitReached(BaseException):
+    """Raised from an optimizer step hook to end a run cleanly after ``max_steps`` steps.
+
+    A BaseException, so that a script's own ``except Exception`` cannot swallow it.
+    """
+
+
+def check_script(path: str | Path) -> tuple[Path, str]:
+    """The script's path and source, or a UsageError saying in one line why it cannot run."""
+    script = Path(path)
+    if not script.exists():
+        raise UsageError(f"{path}: no such script")
+    if script.is_dir():
+        raise UsageError(f"{path}: is a folder, not a Python script")
+    try:
+        raw = script.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"\x00" in raw[:4096]:
+        raise UsageError(f"{path}: not a Python script (binary file)")
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not a Python script (not UTF-8 text at byte {exc.start})") from None
+    try:
+        compile(source, str(script), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: not valid Python: {exc.msg}") from None
+    except ValueError as exc:
+        raise UsageError(f"{path}: not a Python script: {exc}") from None
+    return script, source
+
+
+def diagnose_script(
+    path: str | Path, argv: Sequence[str] = (), options: RunOptions | None = None, **kwargs: Any
+) -> Report:
+    """Run ``path`` with ``argv`` under the tracer and return the full Report.
+
+    Keyword arguments are RunOptions fields (``diagnose_script("train.py", ["--lr", "1"],
+    max_steps=20)``). Raises UsageError for a script that cannot run or a bad config file;
+    everything the script itself does wrong ends up in the Report.
+    """
+    options = options or RunOptions(**kwargs)
+    script, source = check_script(path)
+    user_config = _load_user_config(options.config_file)
+    report = _run(script, list(argv), options)
+    report.script = ScriptInfo(
+        path=str(path), argv=list(argv), sha256=hashlib.sha256(source.encode()).hexdigest()
+    )
+    report.diagnose_version = _version()
+    if user_config:
+        report = _stage(report, "config file", options, lambda r: _merge_config(r, user_config))
+    report = _stage(report, "rule engine", options, lambda r: _analyze(r, options))
+    report = _stage(report, "patches", options, lambda r: _attach_patches(r, script))
+    report = _stage(report, "matcher", options, lambda r: _add_matches(r, options))
+    if options.verify and report.fixes:
+        report = _stage(report, "verification", options, lambda r: _verify(r, options))
+    return report
+
+
+def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
+    from diagnose.tracer import NonFiniteDetected, Tracer
+
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(script), *argv]
+    sys.path.insert(0, str(script.resolve().parent))
+    tracer = Tracer(frames=options.frames, backward=options.backward,
+                    sample_every=options.sample_every)
+    remove_limit = _install_step_limit(options.max_steps)
+    outcome: BaseException | None = None
+    try:
+        with tracer:
+            runpy.run_path(str(script), run_name="__main__")
+    except NonFiniteDetected:
+        pass  # the tracer holds the event
+    except StepLimitReached:
+        pass
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            outcome = exc
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # the user's script failed: that is a diagnosis, not our error
+        outcome = exc
+    finally:
+        remove_limit()
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+    report = tracer.report()
+    if outcome is not None and report.status != "nonfinite":
+        report.status = "exception"
+        report.event = _exception_event(outcome, script)
+    return report
+
+
+def _install_step_limit(max_steps: int | None) -> Callable[[], None]:
+    if not max_steps:
+        return lambda: None
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    steps = 0
+
+    def count(optimizer: Any, args: Any, kwargs: Any) -> None:
+        nonlocal steps
+        steps += 1
+        if steps >= max_steps:
+            raise StepLimitReached(f"stopped after {steps} optimizer steps (--max-steps)")
+
+    handle = register_optimizer_step_post_hook(count)
+    return handle.remove
+
+
+def _exception_event(exc: BaseException, script: Path) -> Event:
+    if isinstance(exc, SystemExit):
+        return Event(
+            kind="exception",
+            exception_type="SystemExit",
+            message=f"the script called sys.exit({exc.code!r})",
+            location=_user_location(exc.__traceback__, script),
+        )
+    tb = traceback.TracebackException.from_exception(exc)
+    # Drop the frames of diagnose and runpy above the script's own module frame.
+    stack = [f for f in tb.stack if not _is_ours(f.filename)]
+    tb.stack = traceback.StackSummary.from_list(stack)
+    name = type(exc).__qualname__
+    module = type(exc).__module__
+    if module not in ("builtins", "__main__"):
+        name = f"{module}.{name}"
+    message = str(exc).strip() or name
+    return Event(
+        kind="exception",
+        exception_type=name,
+        message=message.splitlines()[0] if message else name,
+        location=_user_location(exc.__traceback__, script),
+        traceback="".join(tb.format()),
+        details=message.splitlines()[1:8],
+    )
+
+
+def _is_ours(filename: str) -> bool:
+    path = Path(filename)
+    return path.name == "runpy.py" or Path(__file__).resolve().parent in path.resolve().parents
+
+
+def _user_location(tb: TracebackType | None, script: Path) -> Location | None:
+    """The deepest traceback frame in the user's own code (the script or its folder)."""
+    folder = script.resolve().parent
+    best = None
+    for frame, line in traceback.walk_tb(tb):
+        filename = Path(frame.f_code.co_filename)
+        try:
+            resolved = filename.resolve()
+        except OSError:
+            continue
+        if resolved == script.resolve() or (
+            folder in resolved.parents and "site-packages" not in resolved.parts
+        ):
+            best = Location(file=str(filename), line=line, function=frame.f_code.co_name)
+    if best is not None:
+        best.code = _source_line(best.file, best.line)
+    return best
+
+
+def _source_line(file: str, line: int) -> str | None:
+    import linecache
+
+    text = linecache.getline(file, line)
+    return text.rstrip("\n") or None
+
+
+def _stage(report: Report, name: str, options: RunOptions, work: Callable[[Report], Report]) -> Report:
+    """Run one enrichment stage; a failure there must not cost the user the diagnosis."""
+    try:
+        return work(report)
+    except UsageError:
+        raise
+    except Exception as exc:
+        if options.debug:
+            raise
+        log.debug("stage %s failed", name, exc_info=True)
+        report.warnings.append(f"{name} failed: {type(exc).__name__}: {exc}")
+        return report
+
+
+def _load_user_config(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    from diagnose.capture import load_config_file
+
+    return load_config_file(path)
+
+
+def _merge_config(report: Report, user: dict[str, Any]) -> Report:
+    from diagnose.capture import merge_config
+
+    merged = merge_config(report.config.model_dump(mode="json"), user)
+    report.config = Config.model_validate(merged)
+    return report
+
+
+def _analyze(report: Report, options: RunOptions) -> Report:
+    from diagnose.engine import analyze
+
+    return analyze(report, extra_rules=options.rules)
+
+
+def _attach_patches(report: Report, script: Path) -> Report:
+    if not report.fixes:
+        return report
+    from diagnose.patches import attach_patches
+
+    return attach_patches(report, script)
+
+
+def _add_matches(report: Report, options: RunOptions) -> Report:
+    event = report.event
+    if event is None or event.kind != "exception":
+        return report
+    from diagnose.matcher import Matcher
+    from diagnose.records import load_records
+
+    loaded = load_records(*options.datasets) if options.datasets else load_records()
+    if options.datasets:
+        builtin = load_records()
+        records = [*builtin.records, *loaded.records]
+    else:
+        records = loaded.records
+    text = event.traceback or f"{event.exception_type}: {event.message}"
+    matches = Matcher(records).match(text, limit=options.match_limit)
+    report.matches = [
+        MatchRef(record_id=m.record.id, slug=m.record.slug, score=round(float(m.score), 4),
+                 reason=getattr(m, "reason", None))
+        for m in matches
+    ]
+    return report
+
+
+def _verify(report: Report, options: RunOptions) -> Report:
+    from diagnose.verify import verify_fixes
+
+    return verify_fixes(report, top=options.verify_top)
+
+
+def _version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("diagnose")
+    except Exception:
+        return None

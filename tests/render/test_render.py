@@ -1,0 +1,79 @@
+"""Renderers: the verdict comes first, the evidence follows, and run-supplied text stays inert."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagnose.render import render
+from diagnose.render.numbers import num, safe
+from diagnose.report import Report
+from tests.render.sample_reports import nonfinite_report
+
+
+def test_text_starts_with_the_verdict_then_where_it_was_born():
+    text = render(nonfinite_report(), "text")
+    first, second = text.splitlines()[:2]
+    assert "first non-finite: step 4, forward, `net.fc2`" in first
+    assert "step 4" in second and "phase forward" in second and "train.py:23" in second
+    assert "best fix: Train in bfloat16 instead of float16 [use-bf16]" in text
+
+
+def test_text_marks_the_producer_frame_and_shows_the_patch():
+    text = render(nonfinite_report(), "text")
+    producer = [line for line in text.splitlines() if line.lstrip().startswith(">>")]
+    assert len(producer) == 1 and "net.fc2" in producer[0] and "inf" in producer[0]
+    assert "+model.bfloat16()" in text
+    assert "no backward() call found" in text
+
+
+def test_clean_report_says_so():
+    report = Report(status="clean", script={"path": "ok.py"}, history=[{"step": 0}, {"step": 1}])
+    assert "clean run" in render(report, "text").splitlines()[0]
+    assert "Clean run" in render(report, "markdown")
+
+
+def test_terminal_escapes_in_run_text_are_shown_not_interpreted():
+    report = nonfinite_report(module="net.\x1b[2Jevil")
+    for fmt in ("text", "markdown"):
+        out = render(report, fmt)
+        assert "\x1b" not in out
+        assert "\\x1b[2Jevil" in out
+
+
+def test_color_is_off_with_no_color(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in render(nonfinite_report(), "text", color=True)
+    monkeypatch.delenv("NO_COLOR")
+    assert "\x1b[" in render(nonfinite_report(), "text", color=True)
+
+
+def test_json_is_the_report():
+    report = nonfinite_report()
+    assert json.loads(render(report, "json"))["event"]["module"] == "net.fc2"
+
+
+def test_markdown_has_sections_and_a_diff_block():
+    md = render(nonfinite_report(), "markdown")
+    for heading in ("## Symptoms", "## Fixes, best first", "## Frames before the event",
+                    "## History", "## Config"):
+        assert heading in md
+    assert "```diff" in md
+
+
+def test_unknown_format_is_an_error():
+    with pytest.raises(ValueError, match="unknown format"):
+        render(nonfinite_report(), "html")
+
+
+@pytest.mark.parametrize("value, text", [
+    (None, "-"), (float("nan"), "nan"), (float("inf"), "inf"), (-float("inf"), "-inf"),
+    (0.0, "0"), (65504.0, "6.6e4"), (3.9e4, "3.9e4"), (1.5, "1.5"), (1e-8, "1.0e-8"),
+])
+def test_numbers_are_compact(value, text):
+    assert num(value) == text
+
+
+def test_safe_keeps_newlines_and_tabs_readable():
+    assert safe("a\tb\nc\x07") == "a\tb\nc\\x07"
