@@ -1,15 +1,72 @@
-"""(being written) the `diagnose dataset` command."""
+"""Work with error-record files: ``diagnose dataset validate [PATH...]``.
+
+Validates record files and folders (the shipped dataset when no path is given) against the
+error-record schema (schemaVersion 2) and the loader's own rules, printing one line per problem
+(file, line or array index, JSON path, reason) and a summary. Exit 0 when everything is valid,
+1 when anything is not, 2 when a path does not exist.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
-from diagnose.errors import UsageError
+from diagnose.errors import ExitStatus, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    sub = parser.add_subparsers(dest="dataset_command", metavar="ACTION", required=True)
+    validate = sub.add_parser(
+        "validate",
+        help="validate record files and folders (default: the shipped dataset)",
+        description="Validate error-record files and folders; report every bad record.",
+    )
+    validate.add_argument(
+        "paths", nargs="*", metavar="PATH",
+        help="record files (.json, .jsonl, .txt) or folders; default: the shipped dataset",
+    )
+    validate.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
-    raise UsageError("'diagnose dataset' is not available in this build yet")
+    if args.dataset_command == "validate":
+        return validate(args.paths, args.format)
+    raise UsageError(f"unknown dataset action {args.dataset_command!r}")
+
+
+def validate(paths: list[str], fmt: str = "text") -> int:
+    from diagnose.paths import dataset_schema_path, records_dir
+    from diagnose.records import load_records
+
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {missing[0]}")
+    schema = dataset_schema_path()
+    if not schema.is_file():
+        raise UsageError(f"the error-record schema is missing: {schema}")
+    if not paths and not records_dir().is_dir():
+        raise UsageError(f"the shipped dataset is missing: {records_dir()}")
+    result = load_records(*paths)
+    if fmt == "json":
+        data = {**result.to_dict(), "schema": str(schema), "paths": paths or [str(records_dir())]}
+        print(json.dumps(data, indent=2))
+    else:
+        for problem in result.problems:
+            print(problem)
+        for skipped in result.skipped:
+            print(f"note: {skipped}", file=sys.stderr)
+        n_files = len({p.file for p in result.problems})
+        print(
+            f"{_plural(len(result.records), 'record')} OK, "
+            f"{_plural(len(result.problems), 'problem')} in {_plural(n_files, 'file')}"
+            f" ({_plural(len(result.files), 'file')} read)"
+        )
+    return ExitStatus.CLEAN if result.ok else ExitStatus.DIAGNOSED
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

@@ -1,0 +1,168 @@
+"""``load_records(*paths)``: read dataset files and folders, validate, and locate every problem.
+
+Folders are read recursively, in sorted order. In a folder, ``.json``, ``.jsonl`` and
+``.ndjson`` files are record files; ``.txt`` files (the upstream dataset's own extension) are
+read when they start with ``{`` or ``[``; hidden files and folders are ignored; anything else,
+and JSON files that are JSON Schemas (``schema.json``), is skipped and listed in
+``LoadResult.skipped``. A file named explicitly is always read as a record file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from diagnose.paths import records_dir
+from diagnose.records import cache
+from diagnose.records.parse import JSON_LINES_SUFFIXES, Parsed, parse_text
+from diagnose.records.problems import LoadResult, Problem, Skipped
+
+RECORD_SUFFIXES = (".json", *JSON_LINES_SUFFIXES)
+MAYBE_SUFFIXES = (".txt",)
+
+
+def _display(path: Path) -> str:
+    """The path as the user would write it: relative to the working folder when inside it."""
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _walk(folder: Path, result: LoadResult) -> list[Path]:
+    found: list[Path] = []
+    for base, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            path = Path(base) / name
+            suffix = path.suffix.lower()
+            if suffix in RECORD_SUFFIXES or (suffix in MAYBE_SUFFIXES and _starts_like_json(path)):
+                found.append(path)
+            else:
+                result.skipped.append(Skipped(_display(path), "not a record file (.json, .jsonl)"))
+    return found
+
+
+def _starts_like_json(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return True  # let the reader report it
+    return head[:1] in (b"{", b"[")
+
+
+def _decode(data: bytes) -> tuple[str | None, Problem | None]:
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start : exc.start + 1].hex()
+        reason = f"not UTF-8: {exc.reason} 0x{bad} at byte {exc.start}"
+        return None, Problem("", reason, line=line)
+
+
+def _read(path: Path, display: str) -> tuple[Parsed | None, Problem | None]:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return None, Problem(display, f"cannot read: {exc.strerror or exc}")
+    hit = cache.load(path, st)
+    if hit is not None:
+        return hit, None
+    started = time.time_ns()
+    try:
+        data = path.read_bytes()
+        after = path.stat()
+    except OSError as exc:
+        return None, Problem(display, f"cannot read: {exc.strerror or exc}")
+    text, problem = _decode(data)
+    if problem is not None:
+        return None, Problem(display, problem.reason, line=problem.line)
+    parsed = parse_text(text or "", path.suffix.lower())
+    if cache.signature(after) == cache.signature(st):  # not changed while we read it
+        cache.store(path, after, data, started, parsed)
+    return parsed, None
+
+
+class _Loading:
+    """One load in progress: the result, plus where each record came from (for duplicates)."""
+
+    def __init__(self) -> None:
+        self.result = LoadResult()
+        self.where: list[tuple[str, int | None, int | None, str]] = []
+
+    def add_file(self, path: Path, display: str, explicit: bool) -> None:
+        parsed, problem = _read(path, display)
+        result = self.result
+        if problem is not None:
+            result.files.append(display)
+            result.problems.append(problem)
+            return
+        assert parsed is not None
+        if parsed.not_records is not None:
+            if explicit:
+                result.problems.append(Problem(display, parsed.not_records))
+            else:
+                result.skipped.append(Skipped(display, parsed.not_records))
+            return
+        result.files.append(display)
+        for line, column, index, path_, reason in parsed.findings:
+            result.problems.append(Problem(display, reason, line, column, index, path_))
+        result.records.extend(parsed.records)
+        self.where.extend((display, *w) for w in parsed.where)
+
+    def add_folder(self, folder: Path, display: str) -> None:
+        result = self.result
+        records, problems, skipped = len(result.records), len(result.problems), len(result.skipped)
+        for path in _walk(folder, result):
+            self.add_file(path, _display(path), explicit=False)
+        if len(result.records) == records and len(result.problems) == problems:
+            note = len(result.skipped) - skipped
+            extra = f" (skipped {note} file{'s' if note != 1 else ''})" if note else ""
+            result.problems.append(Problem(display, f"folder holds no records{extra}"))
+
+    def drop_duplicates(self) -> None:
+        """Keep the first record of each id; report every later one with both locations."""
+        result = self.result
+        first: dict[str, int] = {}
+        keep = []
+        for i, record in enumerate(result.records):
+            j = first.setdefault(record.id, i)
+            if j == i:
+                keep.append(record)
+                continue
+            file, line, index, prefix = self.where[i]
+            ffile, fline, findex, _ = self.where[j]
+            earlier = Problem(ffile, "", fline, None, findex).location
+            result.problems.append(
+                Problem(file, f"duplicate id {record.id!r} (first at {earlier})", line, None,
+                        index, f"{prefix}.id")
+            )
+        result.records = keep
+
+
+def load_records(*paths: str | os.PathLike[str]) -> LoadResult:
+    """Load and validate records from files and folders (the shipped dataset when none given).
+
+    Never raises for bad input: every problem is in ``result.problems`` with its location, and
+    every valid record, even in a file with bad ones, is in ``result.records`` (file order).
+    A record whose id was already loaded is reported and left out.
+    """
+    targets = [Path(p) for p in paths] if paths else [records_dir()]
+    loading = _Loading()
+    for target in targets:
+        display = _display(target)
+        if target.is_dir():
+            loading.add_folder(target, display)
+        elif target.exists():
+            loading.add_file(target, display, explicit=True)
+        else:
+            loading.result.problems.append(Problem(display, "no such file or folder"))
+    loading.drop_duplicates()
+    return loading.result
