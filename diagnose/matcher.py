@@ -1,0 +1,200 @@
+"""Error message, traceback or whole log -> the dataset records that explain it, ranked.
+
+``Matcher(records).match(text)`` finds the error lines in ``text`` (see
+:mod:`diagnose.matching.logtext`), then ranks records in two tiers:
+
+1. *pattern* matches: the record's ``messagePattern`` (``re.search``) matches an error line.
+   Score 0.94-1.0 by where the line came from (the final exception first, then its root
+   cause, other exceptions, warnings, log lines), a hair less when the exception class
+   disagrees with the record's ``errorClass``.
+2. *similar* records: the closest normalised ``errorMessage`` (numbers, paths, quoted names,
+   shapes, dtypes, devices folded; rapidfuzz WRatio), with the exception class as a
+   tie-breaker. Scores are scaled into [0, 0.9] so a pattern match always ranks first.
+
+Only similar records at or above ``threshold`` count as matches; the best of the rest are
+returned apart as :attr:`MatchResult.nearest`, so "no record matches" stays an honest
+answer that still shows what came closest.
+
+Records are any objects (or mappings) with the upstream JSON keys as attributes: ``id``,
+``slug``, ``errorMessage``, ``messagePattern``, ``errorClass``, ... This module never
+imports torch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from diagnose.matching.logtext import ErrorLine, extract_error_lines, split_class
+from diagnose.matching.normalize import class_relation, normalize, short_class
+from diagnose.matching.patterns import MATCH_DEADLINE_S, PatternIndex
+from diagnose.matching.similar import SimilarityIndex
+
+__all__ = ["DEFAULT_THRESHOLD", "Match", "MatchResult", "Matcher", "normalize"]
+
+DEFAULT_THRESHOLD = 0.8  # similarity (with the class bonus) a similar record needs to count
+SIMILAR_SCALE = 0.9  # similar scores live in [0, 0.9]; pattern matches in [0.93, 1]
+MAX_QUERY_LINES = 12  # error lines considered per input (most important first)
+MAX_SIMILAR_CHARS = 600  # of each error line, for the fuzzy comparison
+CLASS_BONUS = {"same": 0.05, "related": 0.025}
+
+
+def field_of(record: Any, name: str) -> Any:
+    """Read a record field from an object attribute or a mapping key (None if absent)."""
+    if isinstance(record, Mapping):
+        return record.get(name)
+    return getattr(record, name, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One record that explains the error: how well (``score`` in [0, 1]) and why."""
+
+    record: Any
+    score: float
+    reason: str
+    kind: str  # "pattern" | "similar"
+    line: str  # the error line it was matched against
+    role: str  # where that line came from: final, root cause, chained, warning, log, ...
+
+    @property
+    def record_id(self) -> str | None:
+        return field_of(self.record, "id")
+
+    @property
+    def slug(self) -> str | None:
+        return field_of(self.record, "slug")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape used by ``diagnose match --format json`` and reports."""
+        return {
+            "record_id": self.record_id,
+            "slug": self.slug,
+            "score": round(self.score, 4),
+            "reason": self.reason,
+            "kind": self.kind,
+            "error_class": field_of(self.record, "errorClass"),
+            "line": self.line,
+            "role": self.role,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """Everything one search found: the error lines read, matches, and the nearest misses."""
+
+    query: list[ErrorLine]
+    matches: list[Match]
+    nearest: list[Match] = field(default_factory=list)
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.matches)
+
+
+class Matcher:
+    """Ranks records for an error message or a whole traceback/log. Build once, match often."""
+
+    def __init__(self, records: Iterable[Any], *, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.records: list[Any] = list(records)
+        self.threshold = threshold
+        self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
+        self._similar = SimilarityIndex([_record_text(r) for r in self.records])
+
+    @property
+    def problems(self) -> list[tuple[Any, str]]:
+        """Records whose pattern was skipped (does not compile, or cannot be bounded)."""
+        return [(self.records[i], why) for i, why in sorted(self._patterns.problems.items())]
+
+    def match(self, message: str, limit: int = 5) -> list[Match]:
+        """The confident matches for ``message`` (pattern matches first), at most ``limit``."""
+        return self.search(message, limit=limit, nearest=0).matches
+
+    def search(self, message: str, limit: int = 5, nearest: int = 3) -> MatchResult:
+        """Matches for ``message`` plus up to ``nearest`` best records below the threshold."""
+        lines = extract_error_lines(message)[:MAX_QUERY_LINES]
+        if not lines or limit <= 0:
+            return MatchResult(lines, [])
+        deadline = time.perf_counter() + MATCH_DEADLINE_S
+        pattern_matches = self._pattern_matches(lines, deadline)
+        taken = {id(m.record) for m in pattern_matches}
+        similar = self._similar_matches(lines, limit + nearest, taken)
+        confident = [m for m in similar if m.score >= self.threshold * SIMILAR_SCALE]
+        below = [m for m in similar if m.score < self.threshold * SIMILAR_SCALE]
+        matches = (pattern_matches + confident)[:limit]
+        return MatchResult(lines, matches, below[:nearest])
+
+    # -- tier 1: patterns ---------------------------------------------------------------
+
+    def _pattern_matches(self, lines: list[ErrorLine], deadline: float) -> list[Match]:
+        best: dict[int, Match] = {}
+        for line in lines:
+            texts = _search_texts(line)
+            for hit in self._patterns.search(texts, deadline=deadline):
+                record = self.records[hit.index]
+                relation = class_relation(line.exc_class, field_of(record, "errorClass"))
+                score = line.weight - (0.01 if line.exc_class and relation is None else 0.0)
+                if hit.index in best and best[hit.index].score >= score:
+                    continue
+                reason = f"pattern matched the {line.role} line `{_short(line.first_line)}`"
+                reason += _class_note(line.exc_class, record, relation)
+                best[hit.index] = Match(record, score, reason, "pattern", line.text, line.role)
+        return sorted(best.values(), key=lambda m: -m.score)
+
+    # -- tier 2: similar text -------------------------------------------------------------
+
+    def _similar_matches(self, lines: list[ErrorLine], want: int, taken: set[int]) -> list[Match]:
+        best: dict[int, tuple[float, Match]] = {}
+        for line in lines:
+            query = normalize(line.message[:MAX_SIMILAR_CHARS])
+            for i, sim in self._similar.nearest(query, want + len(taken)):
+                record = self.records[i]
+                if id(record) in taken:
+                    continue
+                relation = class_relation(line.exc_class, field_of(record, "errorClass"))
+                adjusted = min(1.0, sim * line.weight + CLASS_BONUS.get(relation or "", 0.0))
+                if i in best and best[i][0] >= adjusted:
+                    continue
+                reason = f"similar text ({sim:.2f}) to the {line.role} line"
+                reason += f" `{_short(line.first_line)}`"
+                reason += _class_note(line.exc_class, record, relation)
+                match = Match(
+                    record, SIMILAR_SCALE * adjusted, reason, "similar", line.text, line.role
+                )
+                best[i] = (adjusted, match)
+        ranked = sorted(best.values(), key=lambda pair: -pair[0])
+        return [m for _adj, m in ranked[:want]]
+
+
+def _record_text(record: Any) -> str:
+    """The normalised message of a record, without a leading ``ExcClass:``."""
+    message = field_of(record, "errorMessage") or ""
+    _cls, body = split_class(message)
+    return normalize(body or message)
+
+
+def _search_texts(line: ErrorLine) -> list[str]:
+    """What a pattern is tried on: the line as printed, its message alone, its first line."""
+    texts = [line.text]
+    for extra in (line.message, line.first_line):
+        if extra and extra not in texts:
+            texts.append(extra)
+    return texts
+
+
+def _class_note(found: str | None, record: Any, relation: str | None) -> str:
+    expected = field_of(record, "errorClass")
+    if not found or not expected:
+        return ""
+    if relation == "same":
+        return f", same error class {short_class(found)}"
+    if relation == "related":
+        return f", related error class ({short_class(found)} / {short_class(expected)})"
+    return f", different error class ({short_class(found)} vs {short_class(expected)})"
+
+
+def _short(text: str, width: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."

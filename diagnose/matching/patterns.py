@@ -1,0 +1,138 @@
+"""Run many ``messagePattern`` regexes on a few lines, fast and with bounded work.
+
+An Aho-Corasick automaton holds each pattern's longest required literal (lowercased); one
+pass over a lowercased line yields the few patterns that *can* match it, and only those are
+run. Patterns without a usable literal go on a short always-check list.
+
+Patterns are compiled lazily, on their first candidacy: compiling 100k regexes up front
+takes ~26 s with ``re``. A pattern that fails to compile is skipped and remembered in
+:attr:`PatternIndex.problems`.
+
+Bounded work: lines are capped (see ``logtext.MAX_LINE_CHARS``), and patterns flagged risky
+by :func:`literals.analyze` (repeated groups, several unbounded quantifiers) are run with the
+third-party ``regex`` engine's ``timeout=``; the stdlib ``re`` has no timeout, so without
+``regex`` installed risky patterns are skipped rather than allowed to hang a match. A whole
+match also has a deadline after which remaining candidates are not tried.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ahocorasick
+
+from diagnose.matching.literals import analyze
+
+try:  # optional: gives risky patterns a time budget
+    import regex as _regex_engine
+except ImportError:  # pragma: no cover - exercised only where regex is absent
+    _regex_engine = None
+
+RISKY_TIMEOUT_S = 0.02  # one risky pattern on one line
+MATCH_DEADLINE_S = 0.25  # all candidate patterns of one match together
+
+
+@dataclass(frozen=True, slots=True)
+class PatternHit:
+    """Pattern ``index`` matched ``text`` (the span is what it matched)."""
+
+    index: int
+    text: str
+    span: tuple[int, int]
+
+
+class PatternIndex:
+    """Index of regex patterns (``None`` entries are allowed: records without a pattern)."""
+
+    def __init__(self, patterns: Sequence[str | None]) -> None:
+        self._patterns = list(patterns)
+        self._compiled: dict[int, Any] = {}  # index -> compiled pattern, or None if skipped
+        self._risky: set[int] = set()
+        self.problems: dict[int, str] = {}  # index -> why the pattern is not used
+        self.always: list[int] = []  # patterns with no usable literal: tried on every line
+        self.timeouts: set[int] = set()  # patterns that ran out of time at least once
+        by_literal: dict[str, list[int]] = {}
+        for i, pattern in enumerate(self._patterns):
+            if not pattern:
+                continue
+            info = analyze(pattern)
+            if info.risky:
+                self._risky.add(i)
+            if info.literal is None:
+                self.always.append(i)
+            else:
+                by_literal.setdefault(info.literal, []).append(i)
+        self._groups: list[list[int]] = []
+        self._automaton = ahocorasick.Automaton()
+        for literal, ids in by_literal.items():
+            self._automaton.add_word(literal, len(self._groups))
+            self._groups.append(ids)
+        if self._groups:
+            self._automaton.make_automaton()
+
+    def __len__(self) -> int:
+        return len(self._patterns)
+
+    def candidates(self, text: str) -> set[int]:
+        """Patterns whose required literal occurs in ``text`` (plus the always-check list)."""
+        found: set[int] = set(self.always)
+        if self._groups:
+            groups = self._groups
+            for _end, group in self._automaton.iter(text.lower()):
+                found.update(groups[group])
+        return found
+
+    def search(self, texts: Iterable[str], deadline: float | None = None) -> list[PatternHit]:
+        """Every pattern that matches one of ``texts``; at most one hit per pattern."""
+        if deadline is None:
+            deadline = time.perf_counter() + MATCH_DEADLINE_S
+        hits: dict[int, PatternHit] = {}
+        for text in texts:
+            for i in sorted(self.candidates(text)):
+                if i in hits:
+                    continue
+                if time.perf_counter() > deadline:
+                    return list(hits.values())
+                span = self._search_one(i, text)
+                if span is not None:
+                    hits[i] = PatternHit(i, text, span)
+        return list(hits.values())
+
+    def _search_one(self, i: int, text: str) -> tuple[int, int] | None:
+        compiled = self._compile(i)
+        if compiled is None:
+            return None
+        if i in self._risky:
+            try:
+                m = compiled.search(text, timeout=RISKY_TIMEOUT_S)
+            except TimeoutError:
+                self.timeouts.add(i)
+                return None
+        else:
+            m = compiled.search(text)
+        return m.span() if m else None
+
+    def _compile(self, i: int) -> Any:
+        if i in self._compiled:
+            return self._compiled[i]
+        pattern = self._patterns[i]
+        compiled: Any = None
+        try:
+            checked = re.compile(pattern)  # the dataset's contract: Python `re` syntax
+            if i not in self._risky:
+                compiled = checked
+            elif _regex_engine is not None:
+                try:
+                    compiled = _regex_engine.compile(pattern)
+                except Exception:  # syntax `regex` reads differently: no time budget possible
+                    self.problems[i] = "risky pattern that the `regex` engine cannot compile"
+            else:
+                self.problems[i] = "risky pattern skipped (install `regex` for a time budget)"
+        except (re.error, RecursionError, OverflowError, TypeError) as exc:
+            self.problems[i] = f"pattern does not compile: {exc}"
+        self._compiled[i] = compiled
+        return compiled
