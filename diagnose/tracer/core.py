@@ -1,0 +1,791 @@
+"""The Tracer: global hooks that watch every module, loss and optimizer step for inf/nan.
+
+Cost model (measured, see benchmarks/bench_tracer.py): each hook call does only
+``torch.aminmax`` on its float tensors and appends the device result to a list; nothing is
+read back to the host until a check. Checks run at ``backward()`` entry (forward, loss)
+and at the optimizer step pre-hook (gradients, last step's weights and optimizer state):
+all values of the window are stacked and read in one transfer, scanned in order, and the
+first non-finite one is turned into an event. Because the per-call minima and maxima of the
+whole window are kept, the first producer is found by looking back, then pinned down to a
+torch op and a line by replaying only that module call (or, for a hand-written loss, from
+the ops recorded between the model's forward and ``backward()``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+from collections import deque
+from typing import Any
+
+import torch
+from torch.nn.modules import module as _module_hooks
+from torch.optim import optimizer as _optim_hooks
+
+from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
+from diagnose.tracer import ops
+from diagnose.tracer.data import BatchIndices
+from diagnose.tracer.events import NonFiniteDetected
+from diagnose.tracer.stats import (
+    NEAR_LIMIT_FACTOR,
+    describe,
+    dtype_max,
+    dtype_name,
+    full_stats,
+    host_stats,
+    is_checked,
+    iter_tensors,
+    local_tensor,
+    nonfinite_kind,
+)
+
+_MAX_GRAD_HOOKS_PER_CALL = 4
+_SCALE_COLLAPSE = 1.0
+_MAX_CONSECUTIVE_SKIPS = 25
+
+
+class _Rec:
+    """One entry of the check window, in the order things happened."""
+
+    __slots__ = ("args", "call", "indices", "ins", "invalues", "kind", "kwargs", "module",
+                 "outs", "parent", "phase", "step", "target", "values")
+
+    def __init__(self, kind: str, phase: str, step: int, module: Any = None) -> None:
+        self.kind = kind
+        self.phase = phase
+        self.step = step
+        self.module = module
+        self.call = -1
+        self.parent = -1
+        self.ins: list[tuple[str, torch.dtype, Any, int]] = []
+        self.outs: list[tuple[str, torch.dtype, Any, int]] = []
+        self.args: Any = None
+        self.kwargs: Any = None
+        self.target: Any = None
+        self.values: list[tuple[float, float]] | None = None
+        self.invalues: list[tuple[float, float]] = []
+        self.indices: list[int] | None = None
+
+
+class Tracer:
+    """Context manager attaching to every module and optimizer in the process.
+
+    ``frames``: size of the ring buffer of module calls kept for the report.
+    ``backward``: also watch gradients flowing through modules (parameter gradients are
+    always checked before the optimizer applies them).
+    ``sample_every``: watch one optimizer step in k (1 = every step).
+    ``check_at_backward``: check forward and loss at ``backward()`` entry, stopping a nan loss
+    before backward runs; defaults to on for CPU losses (free) and off on accelerators,
+    where the step's single host synchronisation happens at the optimizer step instead.
+    """
+
+    def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
+                 check_at_backward: bool | None = None) -> None:
+        if frames < 1:
+            raise ValueError("frames must be at least 1")
+        if sample_every < 1:
+            raise ValueError("sample_every must be at least 1")
+        self.frames = frames
+        self.backward = backward
+        self.sample_every = sample_every
+        self.check_at_backward = check_at_backward
+        self.syncs = 0
+        self.step = 0
+        self.event: Event | None = None
+        self.event_frames: list[Frame] = []
+        self.history: list[StepRecord] = []
+        self._handles: list[Any] = []
+        self._patches: list[tuple[Any, str, Any]] = []
+        self._reset_window()
+        self._recent: deque[_Rec] = deque(maxlen=frames)
+        self._names: dict[int, str] = {}
+        self._roots: list[torch.nn.Module] = []
+        self._stack: list[int] = []
+        self._ncalls = 0
+        self._active = False
+        self._on = True
+        self._watch: ops.LossWatch | None = None
+        self._primary_opt: int | None = None
+        self._scaler_active = False
+        self._scaler: Any = None
+        self._skips = 0
+        self._opt_stepped = False
+        self._in_backward_call = False
+        self._pending: dict[str, Any] = {}
+        self._optimizers: list[Any] = []
+        self._batch = BatchIndices()
+        self._capture: Any = None
+
+    # -- install / uninstall -------------------------------------------------------------
+
+    def __enter__(self) -> Tracer:
+        try:
+            self._handles += [
+                _module_hooks.register_module_forward_pre_hook(self._on_pre),
+                _module_hooks.register_module_forward_hook(self._on_forward, with_kwargs=True,
+                                                           always_call=True),
+                _optim_hooks.register_optimizer_step_pre_hook(self._on_step_pre),
+                _optim_hooks.register_optimizer_step_post_hook(self._on_step_post),
+            ]
+            self._patch(torch.Tensor, "backward", self._wrap_tensor_backward)
+            self._patch(torch.autograd, "backward", self._wrap_autograd_backward)
+            self._patch(torch.amp.GradScaler, "scale", self._wrap_scaler_scale)
+            self._patch(torch.amp.GradScaler, "step", self._wrap_scaler_step)
+            self._patch(torch.amp.GradScaler, "update", self._wrap_scaler_update)
+            self._batch.install()
+            self._capture = _make_capture()
+            self._active = True
+        except BaseException:
+            self._uninstall()
+            raise
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            if self._active and self.event is None and exc_type is None:
+                self._check()
+        finally:
+            self._uninstall()
+
+    def _uninstall(self) -> None:
+        self._active = False
+        self._stop_watch()
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        for owner, name, original in reversed(self._patches):
+            setattr(owner, name, original)
+        self._patches.clear()
+        self._batch.uninstall()
+        if self._capture is not None:
+            with contextlib.suppress(Exception):
+                self._capture.uninstall()
+
+    def _patch(self, owner: Any, name: str, make: Any) -> None:
+        original = getattr(owner, name)
+        self._patches.append((owner, name, original))
+        setattr(owner, name, make(original))
+
+    # -- the window ----------------------------------------------------------------------
+
+    def _reset_window(self) -> None:
+        self._vals: list[Any] = []
+        self._recs: list[_Rec] = []
+        self._seen: dict[int, tuple[torch.Tensor, int]] = {}
+        self._loss_sources: dict[int, torch.Tensor] = {}
+        self._forward_done = False
+
+    def _slot(self, t: torch.Tensor) -> int:
+        seen = self._seen.get(id(t))
+        if seen is not None and seen[0] is t:
+            return seen[1]
+        x = t if type(t) is torch.Tensor or type(t) is torch.nn.Parameter else local_tensor(t)
+        if x is None or not is_checked(x) or x.numel() == 0 or x.is_meta:
+            return -1
+        x = x.detach()
+        if x.is_complex():
+            x = x.abs()
+        slot = len(self._vals)
+        self._vals.append(torch.aminmax(x))
+        self._seen[id(t)] = (t, slot)
+        return slot
+
+    # -- module hooks --------------------------------------------------------------------
+
+    def _on_pre(self, module: torch.nn.Module, args: Any) -> None:
+        if not self._active or not self._on:
+            return
+        if not self._stack:
+            self._stop_watch()
+            if id(module) not in self._names:
+                self._add_root(module)
+            if self._forward_done and self._recs:
+                self._check()  # a forward-only loop (evaluation): check each forward
+        self._ncalls += 1
+        self._stack.append(self._ncalls)
+
+    def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any, output: Any) -> None:
+        if not self._active or not self._on or not self._stack:
+            return
+        call = self._stack.pop()
+        rec = _Rec("call", "forward", self.step, module)
+        rec.call = call
+        rec.parent = self._stack[-1] if self._stack else -1
+        slot = self._slot
+        if type(output) is torch.Tensor:
+            rec.outs.append(("output", output.dtype, output.shape, slot(output)))
+            tensors = (output,)
+        else:
+            tensors = []
+            for name, t in iter_tensors(output, "output"):
+                rec.outs.append((name, t.dtype, t.shape, slot(t)))
+                tensors.append(t)
+        for i, t in enumerate(args):
+            if isinstance(t, torch.Tensor):
+                rec.ins.append((f"input[{i}]", t.dtype, t.shape, slot(t)))
+            elif t is not None and not isinstance(t, (int, float, str, bool)):
+                for name, u in iter_tensors(t, f"input[{i}]"):
+                    rec.ins.append((name, u.dtype, u.shape, slot(u)))
+        if kwargs:
+            for name, u in iter_tensors(kwargs, "kwargs"):
+                rec.ins.append((name[7:], u.dtype, u.shape, slot(u)))
+        rec.args, rec.kwargs = args, kwargs
+        if rec.parent < 0:
+            rec.indices = self._batch.last
+        self._recs.append(rec)
+        if self.backward and torch.is_grad_enabled():
+            hooked = 0
+            for t in tensors:
+                if t.requires_grad and hooked < _MAX_GRAD_HOOKS_PER_CALL:
+                    t.register_hook(self._grad_hook(module, call))
+                    hooked += 1
+        if not self._stack:
+            self._forward_done = True
+            self._start_watch()
+
+    def _grad_hook(self, module: torch.nn.Module, call: int) -> Any:
+        def hook(grad: torch.Tensor) -> None:
+            if self._active and self._on and grad is not None:
+                rec = _Rec("grad", "backward", self.step, module)
+                rec.call = call
+                rec.outs.append(("grad_output", grad.dtype, grad.shape, self._slot(grad)))
+                self._recs.append(rec)
+
+        return hook
+
+    def _add_root(self, root: torch.nn.Module) -> None:
+        self._roots.append(root)
+        for name, mod in root.named_modules():
+            if id(mod) not in self._names or name:
+                self._names[id(mod)] = name or type(root).__name__
+
+    def _name(self, module: Any) -> str | None:
+        if module is None:
+            return None
+        return self._names.get(id(module)) or type(module).__name__
+
+    # -- the loss, between forward and backward ------------------------------------------
+
+    def _start_watch(self) -> None:
+        if self._watch is None:
+            self._watch = ops.LossWatch()
+            self._watch.__enter__()
+
+    def _stop_watch(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            with contextlib.suppress(Exception):
+                watch.__exit__(None, None, None)
+            self._loss_ops = getattr(self, "_loss_ops", [])
+            self._loss_ops.extend(watch.records)
+
+    def _before_backward(self, tensors: Any) -> None:
+        self._stop_watch()
+        if not self._active or not self._on:
+            return
+        ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        on_cpu = True
+        for t in ts:
+            if isinstance(t, torch.Tensor) and is_checked(t):
+                rec = _Rec("loss", "loss", self.step)
+                rec.outs.append(("loss", t.dtype, t.shape, self._slot(t)))
+                rec.target = self._loss_sources.get(id(t), t)
+                self._recs.append(rec)
+                on_cpu = on_cpu and t.device.type == "cpu"
+        check = self.check_at_backward if self.check_at_backward is not None else on_cpu
+        if check:
+            self._check()
+        self._forward_done = False
+
+    def _wrap_tensor_backward(self, original: Any) -> Any:
+        tracer = self
+
+        def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            if tracer._in_backward_call:
+                return original(tensor, *args, **kwargs)
+            tracer._before_backward(tensor)
+            tracer._in_backward_call = True
+            try:
+                return original(tensor, *args, **kwargs)
+            finally:
+                tracer._in_backward_call = False
+
+        backward.__wrapped__ = original  # type: ignore[attr-defined]
+        return backward
+
+    def _wrap_autograd_backward(self, original: Any) -> Any:
+        tracer = self
+
+        def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            if tracer._in_backward_call:
+                return original(tensors, *args, **kwargs)
+            tracer._before_backward(tensors)
+            tracer._in_backward_call = True
+            try:
+                return original(tensors, *args, **kwargs)
+            finally:
+                tracer._in_backward_call = False
+
+        backward.__wrapped__ = original  # type: ignore[attr-defined]
+        return backward
+
+    # -- mixed precision -----------------------------------------------------------------
+
+    def _wrap_scaler_scale(self, original: Any) -> Any:
+        tracer = self
+
+        def scale(scaler: Any, outputs: Any) -> Any:
+            watch = tracer._watch
+            if watch is not None:
+                with torch.overrides._pop_mode_temporarily():
+                    result = original(scaler, outputs)
+            else:
+                result = original(scaler, outputs)
+            if scaler.is_enabled():
+                tracer._scaler_active = True
+                tracer._scaler = scaler
+                if isinstance(result, torch.Tensor) and isinstance(outputs, torch.Tensor):
+                    tracer._loss_sources[id(result)] = outputs
+            return result
+
+        return scale
+
+    def _wrap_scaler_step(self, original: Any) -> Any:
+        tracer = self
+
+        def step(scaler: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            tracer._opt_stepped = False
+            result = original(scaler, optimizer, *args, **kwargs)
+            if scaler.is_enabled() and not tracer._opt_stepped and tracer._active:
+                tracer._skips += 1
+                tracer._end_step(skipped=True)
+            elif tracer._opt_stepped:
+                tracer._skips = 0
+            return result
+
+        return step
+
+    def _wrap_scaler_update(self, original: Any) -> Any:
+        tracer = self
+
+        def update(scaler: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(scaler, *args, **kwargs)
+            scale = getattr(scaler, "_scale", None)
+            if tracer._active and tracer._on and isinstance(scale, torch.Tensor):
+                rec = _Rec("scale", "backward", tracer.step)
+                rec.outs.append(("loss_scale", scale.dtype, scale.shape, tracer._slot(scale)))
+                tracer._recs.append(rec)
+            return result
+
+        return update
+
+    # -- optimizer -----------------------------------------------------------------------
+
+    def _on_step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._opt_stepped = True
+        if self._primary_opt is None:
+            self._primary_opt = id(optimizer)
+            self._optimizers.append(optimizer)
+        if not self._active:
+            return
+        self._stop_watch()
+        if not self._on:
+            return
+        params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
+        grads = [p.grad for p in params]
+        lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
+        self._pending["lr"] = lr if isinstance(lr, (int, float)) else None
+        if grads:
+            self._norms("pgrad", "backward", params, grads)
+        self._check()
+
+    def _on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not self._active:
+            return
+        if self._on:
+            params = [p for g in optimizer.param_groups for p in g["params"]]
+            self._norms("weights", "optimizer", params, params)
+            state_params, states = [], []
+            for p in params:
+                for key, value in optimizer.state.get(p, {}).items():
+                    if isinstance(value, torch.Tensor) and value.dim() and is_checked(value):
+                        state_params.append((p, key))
+                        states.append(value)
+            if states:
+                self._norms("state", "optimizer", state_params, states)
+        if id(optimizer) == self._primary_opt:
+            self._end_step(skipped=False)
+
+    def _norms(self, kind: str, phase: str, owners: list[Any], tensors: list[Any]) -> None:
+        """One foreach norm over a list of tensors: nan/inf anywhere shows in its norm."""
+        local = [local_tensor(t) for t in tensors]
+        keep = [(o, t) for o, t in zip(owners, local, strict=True) if t is not None]
+        if not keep:
+            return
+        norms = torch._foreach_norm([t.detach() for _, t in keep], 2, dtype=torch.float32)
+        rec = _Rec(kind, phase, self.step)
+        rec.target = [o for o, _ in keep]
+        for (_, t), n in zip(keep, norms, strict=True):
+            slot = len(self._vals)
+            self._vals.append((n, n))
+            rec.outs.append((kind, t.dtype, t.shape, slot))
+        self._recs.append(rec)
+
+    def _end_step(self, skipped: bool) -> None:
+        p = self._pending
+        self.history.append(StepRecord(
+            step=self.step, loss=p.get("loss"), grad_norm=p.get("grad_norm"),
+            max_activation=p.get("max_activation"), lr=p.get("lr"),
+            loss_scale=p.get("loss_scale"), skipped=skipped,
+            near_limit=bool(p.get("near_limit")),
+        ))
+        self._pending = {}
+        if not skipped:
+            self.step += 1
+        self._on = self.step % self.sample_every == 0
+        self._scaler_active = False
+        if self._skips >= _MAX_CONSECUTIVE_SKIPS and self.event is None:
+            scale = p.get("loss_scale")
+            self._raise(Event(
+                kind="nonfinite", phase="backward", step=self.step,
+                message=(f"first non-finite: step {self.step}, backward, loss scaler skipped "
+                         f"{self._skips} steps in a row (scale {describe(scale)}): "
+                         "gradients are non-finite at every scale"),
+                value="inf", details=["GradScaler keeps finding inf/nan gradients"],
+            ), None)
+
+    # -- the check -----------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Read the whole window back in one transfer and look for the first non-finite."""
+        self._stop_watch()
+        recs, vals = self._recs, self._vals
+        loss_ops = getattr(self, "_loss_ops", [])
+        self._loss_ops = []
+        flat = [v for pair in vals for v in pair]
+        flat += [v for r in loss_ops for v in r.minmax]
+        if not flat:
+            self._reset_window()
+            return
+        host = torch.stack(flat).tolist()
+        self.syncs += 1
+        n = 2 * len(vals)
+        for i, r in enumerate(loss_ops):
+            lo, hi = host[n + 2 * i], host[n + 2 * i + 1]
+            r.finite = math.isfinite(lo) and math.isfinite(hi)
+        try:
+            self._scan(recs, host, loss_ops)
+        finally:
+            self._reset_window()
+
+    def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord]) -> None:
+        pending = self._pending
+        max_act = pending.get("max_activation") or 0.0
+        near = bool(pending.get("near_limit"))
+        first_bad: _Rec | None = None
+        calls: dict[int, _Rec] = {}
+        grad_sq = 0.0
+        for rec in recs:
+            rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                          for *_, s in rec.outs]
+            bad = not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
+            kind = rec.kind
+            if kind == "call":
+                calls[rec.call] = rec
+                rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                                for *_, s in rec.ins]
+                for (_, dtype, _, s), (lo, hi) in zip(rec.outs, rec.values, strict=True):
+                    if s >= 0 and math.isfinite(lo) and math.isfinite(hi):
+                        m = max(abs(lo), abs(hi))
+                        if m > max_act:
+                            max_act = m
+                        limit = dtype_max(dtype)
+                        if limit is not None and m * NEAR_LIMIT_FACTOR > limit:
+                            near = True
+            elif kind == "loss":
+                if len(rec.outs[0][2]) == 0:
+                    pending["loss"] = rec.values[0][1]
+            elif kind == "pgrad":
+                grad_sq += sum(hi * hi for _, hi in rec.values)
+                pending["grad_norm"] = math.sqrt(grad_sq)
+            elif kind == "scale":
+                pending["loss_scale"] = rec.values[0][1]
+                if rec.values[0][1] < _SCALE_COLLAPSE and first_bad is None:
+                    first_bad = rec
+            elif kind == "grad" and self._scaler_active:
+                bad = False  # inf gradients under a loss scaler: the scaler skips the step
+            if bad and first_bad is None:
+                first_bad = rec
+        pending["max_activation"] = max_act
+        pending["near_limit"] = near
+        for rec in recs:
+            if rec.kind == "call":
+                self._recent.append(rec)
+        if first_bad is not None:
+            self._on_event(first_bad, recs, calls, loss_ops)
+        for rec in recs:  # drop references to activations; keep host values for frames
+            rec.args = rec.kwargs = rec.target = None
+
+    # -- the event -----------------------------------------------------------------------
+
+    def _on_event(self, rec: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
+                  loss_ops: list[ops.OpRecord]) -> None:
+        kind = rec.kind
+        producer: _Rec | None = None
+        event: Event
+        if kind == "call":
+            event, producer = self._forward_event(rec, calls)
+        elif kind == "loss":
+            event = self._loss_event(rec, loss_ops)
+        elif kind == "grad":
+            event, producer = self._grad_event(rec, recs)
+        elif kind == "scale":
+            scale = rec.values[0][1]
+            event = Event(kind="nonfinite", phase="backward", step=rec.step, value="inf",
+                          message=(f"first non-finite: step {rec.step}, backward, loss scale "
+                                   f"collapsed to {describe(scale)}: gradients are non-finite "
+                                   "even at a tiny scale"))
+        else:
+            event = self._param_event(rec)
+        frames = self._frames(producer)
+        self._raise(event, frames)
+
+    def _raise(self, event: Event, frames: list[Frame] | None) -> None:
+        self.event = event
+        self.event_frames = frames if frames is not None else self._frames(None)
+        self._active = False
+        self._stop_watch()
+        raise NonFiniteDetected(event, self.event_frames, list(self.history))
+
+    def _forward_event(self, rec: _Rec, calls: dict[int, _Rec]) -> tuple[Event, _Rec]:
+        in_bad = self._inputs_bad(rec)
+        root = rec
+        while root.parent in calls:
+            root = calls[root.parent]
+        if in_bad and (root is rec or self._inputs_bad(root)):
+            return self._input_event(root), root
+        producer = rec
+        if in_bad and rec.parent in calls:
+            producer = calls[rec.parent]  # made between child modules, in the parent's code
+        module = producer.module
+        phase = "loss" if isinstance(module, torch.nn.modules.loss._Loss) else "forward"
+        name = self._name(module)
+        out_stats = self._out_summary(rec)
+        dtype = next((dtype_name(d) for _, d, *_ in rec.outs), None)
+        finding = self._replay(producer)
+        weights = [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+        wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
+        source = "from finite input" if not in_bad else "from finite module inputs"
+        msg = (f"first non-finite: step {rec.step}, {phase}, `{name}` "
+               f"({type(module).__name__}, {dtype}): {out_stats} {source}")
+        if wmax is not None:
+            msg += f", weight |x| max {describe(wmax)}"
+        event = Event(kind="nonfinite", phase=phase, step=rec.step, module=name,
+                      module_type=type(module).__name__, dtype=dtype, message=msg,
+                      value=self._value(rec))
+        self._apply_finding(event, finding)
+        return event, producer
+
+    @staticmethod
+    def _inputs_bad(rec: _Rec) -> bool:
+        return any(not (math.isfinite(lo) and math.isfinite(hi)) for lo, hi in rec.invalues)
+
+    def _input_event(self, root: _Rec) -> Event:
+        name = self._name(root.module)
+        bad = [(n, d) for (n, d, _, s), (lo, hi) in zip(root.ins, root.invalues, strict=True)
+               if not (math.isfinite(lo) and math.isfinite(hi))]
+        what = bad[0][0] if bad else "input"
+        dtype = dtype_name(bad[0][1]) if bad else None
+        indices = self._bad_rows(root, what)
+        msg = (f"first non-finite: step {root.step}, input, `{name}` "
+               f"({type(root.module).__name__}, {dtype}): {what} already non-finite "
+               f"in the batch fed to the model")
+        if indices:
+            msg += f" (dataset indices {indices[:8]})"
+        return Event(kind="nonfinite", phase="input", step=root.step, module=name,
+                     module_type=type(root.module).__name__, dtype=dtype, message=msg,
+                     sample_indices=indices or None, location=getattr(self, "_input_loc", None))
+
+    def _bad_rows(self, root: _Rec, what: str) -> list[int]:
+        tensors = dict(iter_tensors(root.args, "input"))
+        if root.kwargs:
+            tensors.update({k[7:]: v for k, v in iter_tensors(root.kwargs, "kwargs")})
+        t = tensors.get(what)
+        batch = root.indices
+        if t is None or t.dim() == 0:
+            return []
+        with torch.no_grad():
+            rows = (~torch.isfinite(t.detach())).reshape(t.shape[0], -1).any(1)
+            bad = rows.nonzero().flatten().tolist()
+        if batch is not None and len(batch) == t.shape[0]:
+            return [batch[i] for i in bad]
+        return []
+
+    def _loss_event(self, rec: _Rec, loss_ops: list[ops.OpRecord]) -> Event:
+        finding = ops.find_producer(loss_ops, rec.target) if loss_ops else None
+        dtype = dtype_name(rec.outs[0][1])
+        lo, hi = rec.values[0]
+        if finding is not None:
+            where = (f" at {finding.location.file}:{finding.location.line}"
+                     if finding.location else "")
+            msg = (f"first non-finite: step {rec.step}, loss, op `{finding.op}`{where}: "
+                   f"{finding.detail}")
+        else:
+            msg = (f"first non-finite: step {rec.step}, loss ({dtype}) is "
+                   f"{nonfinite_kind(lo, hi)} from finite model outputs")
+        event = Event(kind="nonfinite", phase="loss", step=rec.step, dtype=dtype, message=msg,
+                      value=nonfinite_kind(lo, hi))
+        self._apply_finding(event, finding)
+        return event
+
+    def _grad_event(self, rec: _Rec, recs: list[_Rec]) -> tuple[Event, _Rec | None]:
+        grads = [r for r in recs if r.kind == "grad"]
+        i = grads.index(rec)
+        maker = grads[i - 1].module if i > 0 else rec.module
+        name = self._name(maker)
+        lo, hi = rec.values[0]
+        dtype = dtype_name(rec.outs[0][1])
+        src = self._name(rec.module)
+        msg = (f"first non-finite: step {rec.step}, backward, `{name}` "
+               f"({type(maker).__name__}, {dtype}): gradient {nonfinite_kind(lo, hi)} "
+               f"w.r.t. the output of `{src}` from finite incoming gradients")
+        event = Event(kind="nonfinite", phase="backward", step=rec.step, module=name,
+                      module_type=type(maker).__name__, dtype=dtype, message=msg,
+                      value=nonfinite_kind(lo, hi))
+        producer = next((r for r in self._recent if r.module is maker), None)
+        return event, producer
+
+    def _param_event(self, rec: _Rec) -> Event:
+        owners = self._param_owners()
+        idx = next(i for i, (lo, hi) in enumerate(rec.values)
+                   if not (math.isfinite(lo) and math.isfinite(hi)))
+        owner = rec.target[idx]
+        key = None
+        if isinstance(owner, tuple):
+            owner, key = owner
+        mod_name, pname, mod = owners.get(id(owner), (None, None, None))
+        dtype = dtype_name(rec.outs[idx][1])
+        what = {"pgrad": "gradient of", "weights": "weight", "state": f"optimizer state {key} of"}
+        label = f"{mod_name}.{pname}" if mod_name else "a parameter"
+        opt = type(self._optimizers[0]).__name__ if self._optimizers else "optimizer"
+        lo, hi = rec.values[idx]
+        if rec.kind == "pgrad":
+            tail = "before the optimizer step (the update was not applied)"
+        else:
+            tail = f"after {opt}.step() from finite gradients"
+        msg = (f"first non-finite: step {rec.step}, {rec.phase}, `{mod_name or '?'}` "
+               f"({type(mod).__name__ if mod is not None else '?'}, {dtype}): "
+               f"{what[rec.kind]} `{label}` is {nonfinite_kind(lo, hi)} {tail}")
+        return Event(kind="nonfinite", phase=rec.phase, step=rec.step, module=mod_name,
+                     module_type=type(mod).__name__ if mod is not None else None,
+                     dtype=dtype, message=msg, value=nonfinite_kind(lo, hi),
+                     details=[f"parameter {label}"])
+
+    def _param_owners(self) -> dict[int, tuple[str, str, torch.nn.Module]]:
+        owners: dict[int, tuple[str, str, torch.nn.Module]] = {}
+        for root in self._roots:
+            for mname, mod in root.named_modules():
+                for pname, p in mod.named_parameters(recurse=False):
+                    owners.setdefault(id(p), (mname or type(root).__name__, pname, mod))
+        return owners
+
+    def _replay(self, rec: _Rec) -> ops.OpFinding | None:
+        """Re-run one module call with every op checked, to name the op and the line."""
+        if rec.args is None:
+            return None
+        watch = ops.Replay()
+        was = self._active
+        self._active = False
+        try:
+            with torch.no_grad(), watch:
+                out = rec.module.forward(*rec.args, **(rec.kwargs or {}))
+        except Exception:
+            out = None
+        finally:
+            self._active = was
+        target = next((t for _, t in iter_tensors(out, "o")
+                       if is_checked(t) and not bool(torch.isfinite(t).all())), None)
+        return ops.find_producer(watch.records, target)
+
+    def _apply_finding(self, event: Event, finding: ops.OpFinding | None) -> None:
+        if finding is None:
+            return
+        event.op = finding.op
+        event.location = finding.location
+        event.op_inputs = finding.inputs
+        event.details.append(finding.detail)
+        if event.phase != "loss" and finding.location is not None:
+            loc = finding.location
+            event.message += f"; op `{finding.op}` at {loc.file}:{loc.line}: {finding.detail}"
+
+    def _value(self, rec: _Rec) -> str | None:
+        for lo, hi in rec.values or ():
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                return nonfinite_kind(lo, hi)
+        return None
+
+    def _out_summary(self, rec: _Rec) -> str:
+        for (name, _, _, _), (lo, hi) in zip(rec.outs, rec.values or (), strict=False):
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                label = "output" if name == "output" else name
+                if math.isnan(lo) or math.isnan(hi):
+                    return f"{label} has nan"
+                return f"{label} |x| max = inf"
+        return "output non-finite"
+
+    # -- frames and the report -----------------------------------------------------------
+
+    def _frames(self, producer: _Rec | None) -> list[Frame]:
+        recs = list(self._recent)
+        if producer is not None and producer in recs:
+            recs = recs[: recs.index(producer) + 1]
+        frames = []
+        for i, rec in enumerate(recs[-self.frames:]):
+            frames.append(self._frame(i, rec, rec is producer))
+        return frames
+
+    def _frame(self, index: int, rec: _Rec, producer: bool) -> Frame:
+        module = rec.module
+        ins = [host_stats(n, d, sh, lo, hi)
+               for (n, d, sh, s), (lo, hi) in zip(rec.ins, rec.invalues, strict=False)
+               if s >= 0]
+        outs = [host_stats(n, d, sh, lo, hi)
+                for (n, d, sh, s), (lo, hi) in zip(rec.outs, rec.values or (), strict=False)
+                if s >= 0]
+        weights = [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+        phase = "loss" if isinstance(module, torch.nn.modules.loss._Loss) else rec.phase
+        return Frame(index=rec.call if rec.call >= 0 else index, step=rec.step, phase=phase,
+                     module=self._name(module), module_type=type(module).__name__,
+                     inputs=ins, outputs=outs, weights=weights, producer=producer)
+
+    def report(self) -> Report:
+        """The run so far as a Report (no symptoms or fixes: the engine adds those)."""
+        config = Config()
+        if self._capture is not None:
+            try:
+                config = Config.model_validate(self._capture.snapshot())
+            except Exception:
+                config = Config()
+        frames = self.event_frames if self.event is not None else self._frames(None)
+        return Report(status="nonfinite" if self.event is not None else "clean",
+                      script=ScriptInfo(path=sys.argv[0] if sys.argv else "<python>",
+                                        argv=sys.argv[1:]),
+                      event=self.event, frames=frames, history=list(self.history),
+                      config=config)
+
+
+def _make_capture() -> Any:
+    try:
+        from diagnose.capture import ConfigCapture
+    except ImportError:
+        return None
+    try:
+        capture = ConfigCapture()
+        capture.install()
+    except Exception:
+        return None
+    return capture
+
+
+__all__ = ["Location", "NonFiniteDetected", "Tracer"]

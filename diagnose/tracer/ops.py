@@ -1,0 +1,200 @@
+"""Op-level watching: which torch op, on which line of the user's code, made the first inf/nan.
+
+Two uses of one ``TorchFunctionMode``:
+- ``LossWatch`` is active only between the end of the model's forward and ``backward()``,
+  where a hand-written loss runs outside any module; it keeps one device-side ``aminmax``
+  per op output and a reference to the op's inputs, read at the step's single check.
+- ``Replay`` re-runs one module call, once an event is known, checking every op eagerly.
+Both find the producer by lineage: from the non-finite tensor back through the ops whose
+inputs were already non-finite, to the op that made it from finite inputs. A ``-inf`` used
+as a mask and consumed (by ``where``, ``softmax``, an integer cast) never reaches the
+tensor the lineage starts from, so it is not named.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from diagnose.report import Location, TensorStats
+from diagnose.tracer.stats import full_stats, is_checked, iter_tensors
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_DIAGNOSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_PREFIXES = (_TORCH_DIR, _DIAGNOSE_DIR, "<frozen", os.path.dirname(os.__file__))
+
+_DUNDER = {
+    "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
+    "__rsub__": "sub", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
+    "__truediv__": "div", "__rtruediv__": "div", "__itruediv__": "div_", "__pow__": "pow",
+    "__rpow__": "pow", "__matmul__": "matmul", "__rmatmul__": "matmul", "__neg__": "neg",
+    "__floordiv__": "floor_divide",
+}
+
+_IGNORED = {"__get__", "__set__", "__setitem__", "item", "tolist", "backward", "size", "dim",
+            "numel", "__bool__", "__len__", "__format__", "__repr__", "__hash__", "detach",
+            "requires_grad_", "retain_grad", "register_hook", "data_ptr", "stride"}
+
+
+def op_name(func: Any) -> str:
+    name = getattr(func, "__name__", None) or str(func)
+    return _DUNDER.get(name, name)
+
+
+def user_location(stop_at_diagnose: bool = False) -> Location | None:
+    """The innermost stack frame outside torch, diagnose and the standard library.
+
+    With ``stop_at_diagnose`` (a replay), frames beyond diagnose's own replay call are not
+    the op's call site, so none is claimed when the op runs inside torch's own modules.
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_DIAGNOSE_DIR):
+        frame = frame.f_back  # the watch's own frames
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if stop_at_diagnose and filename.startswith(_DIAGNOSE_DIR):
+            return None
+        if not filename.startswith(_SKIP_PREFIXES):
+            return Location(file=filename, line=frame.f_lineno, function=frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+@dataclass
+class OpRecord:
+    """One op seen by a watch: its name, call site, inputs and output identity."""
+
+    name: str
+    location: Location | None
+    inputs: list[tuple[str, torch.Tensor]]
+    output: torch.Tensor
+    minmax: Any = None  # device (amin, amax) of the output, read at the check
+    finite: bool | None = None
+
+
+@dataclass
+class OpFinding:
+    """The op that produced a non-finite value from finite inputs."""
+
+    op: str
+    location: Location | None
+    inputs: list[TensorStats] = field(default_factory=list)
+    output: TensorStats | None = None
+    detail: str = ""
+
+
+class _Watch(TorchFunctionMode):
+    """Records float-producing ops; subclasses decide how finiteness is learnt."""
+
+    stop_at_diagnose = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[OpRecord] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name in _IGNORED:
+            return out
+        tensor = out[0] if isinstance(out, (tuple, list)) and out else out
+        if (isinstance(tensor, torch.Tensor) and type(tensor) is torch.Tensor
+                and is_checked(tensor) and tensor.numel() and not tensor.is_meta):
+            inputs = [(n, t) for n, t in iter_tensors((args, kwargs), "x")]
+            loc = user_location(self.stop_at_diagnose)
+            self._record(OpRecord(op_name(func), loc, inputs, tensor))
+        return out
+
+    def _record(self, rec: OpRecord) -> None:
+        raise NotImplementedError
+
+
+class LossWatch(_Watch):
+    """Light watch over user code between forward and backward: one aminmax per op."""
+
+    def _record(self, rec: OpRecord) -> None:
+        rec.minmax = torch.aminmax(rec.output.detach())
+        self.records.append(rec)
+
+
+class Replay(_Watch):
+    """Eager watch used when re-running one module call after an event."""
+
+    stop_at_diagnose = True
+
+    def _record(self, rec: OpRecord) -> None:
+        rec.finite = bool(torch.isfinite(rec.output).all())
+        self.records.append(rec)
+
+
+def _tensor_finite(t: torch.Tensor) -> bool:
+    if not is_checked(t) or t.numel() == 0 or t.is_meta:
+        return True
+    with torch.no_grad():
+        return bool(torch.isfinite(t.detach()).all())
+
+
+def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFinding | None:
+    """Walk back from ``target`` through non-finite ops to the one with finite inputs.
+
+    Without a target (or when the target was not made by a recorded op) the first op whose
+    non-finite output came from finite inputs and was not consumed into a finite value by
+    a later op is named.
+    """
+    by_output = {id(r.output): r for r in records}
+    rec = by_output.get(id(target)) if target is not None else None
+    if rec is not None and rec.finite is False:
+        seen = set()
+        while id(rec) not in seen:
+            seen.add(id(rec))
+            bad = [by_output[id(t)] for _, t in rec.inputs
+                   if id(t) in by_output and by_output[id(t)].finite is False]
+            if not bad:
+                break
+            rec = bad[0]
+        return _finding(rec)
+    consumed_ok = set()
+    for r in records:
+        if r.finite:
+            for _, t in r.inputs:
+                consumed_ok.add(id(t))
+    candidates = [r for r in records if r.finite is False
+                  and not any(id(t) in by_output and by_output[id(t)].finite is False
+                              for _, t in r.inputs)]
+    for r in candidates:
+        if id(r.output) not in consumed_ok:
+            return _finding(r)
+    return _finding(candidates[0]) if candidates else None
+
+
+def _finding(rec: OpRecord) -> OpFinding:
+    inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
+    output = full_stats("output", rec.output)
+    parts = []
+    for (_, t), s in zip(rec.inputs, inputs, strict=True):
+        if s.abs_max is not None and is_checked(t) and t.numel():
+            with torch.no_grad():
+                smallest = float(t.detach().abs().min())
+            parts.append(f"min |x| = {_fmt(smallest)}, max |x| = {_fmt(s.abs_max)}")
+    detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
+    detail += f" and returned {_kind(output)}"
+    return OpFinding(rec.name, rec.location, inputs, output, detail)
+
+
+def _fmt(v: float) -> str:
+    return "0" if v == 0 else f"{v:.3g}"
+
+
+def _kind(s: TensorStats) -> str:
+    if s.nan:
+        return "nan"
+    if s.abs_max is not None and math.isinf(s.abs_max):
+        return "inf"
+    return "a non-finite value"
