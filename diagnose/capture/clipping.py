@@ -1,0 +1,132 @@
+"""Gradient clipping: which function, the max, how often, and whether it saw unscaled grads.
+
+``torch.nn.utils.clip_grad_norm_`` is usually reached as an attribute, but a script (or a
+library) may have done ``from torch.nn.utils import clip_grad_norm_`` before the capture
+started. So the function is wrapped in ``torch.nn.utils.clip_grad`` and every module-level
+name in ``sys.modules`` bound to the same function object is pointed at the wrapper too (all
+restored on uninstall). Under an enabled GradScaler, the per-optimizer stage the scaler keeps
+tells whether ``scaler.unscale_(optimizer)`` ran before the clip in this step, without a sync.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Any
+
+from diagnose.capture.patching import ErrorLog, Patcher
+from diagnose.capture.precision import ScalerWatcher
+from diagnose.capture.values import json_safe, to_float
+
+_FUNCTIONS = {"clip_grad_norm_": "norm", "clip_grad_norm": "norm", "clip_grad_value_": "value"}
+
+
+class _Kind:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.calls = 0
+        self.max: Any = None
+        self.max_values: list[Any] = []
+        self.norm_type: Any = None
+        self.function = ""
+        self.after_unscale = 0
+        self.before_unscale = 0
+
+
+class ClipWatcher:
+    def __init__(self, errors: ErrorLog, scalers: ScalerWatcher) -> None:
+        self._errors = errors
+        self._scalers = scalers
+        self._kinds: dict[str, _Kind] = {}
+
+    def install(self, patcher: Patcher) -> None:
+        import torch.nn.utils.clip_grad as clip_grad
+
+        wrappers: dict[int, Any] = {}
+        for name, kind in _FUNCTIONS.items():
+            original = vars(clip_grad).get(name)
+            if original is None:
+                continue
+            wrapper = patcher.wrap(clip_grad, name, before=self._hook(kind, name),
+                                   label=f"torch.nn.utils.{name}")
+            if wrapper is not None:
+                wrappers[id(original)] = (original, wrapper)
+        if wrappers:
+            _rebind_aliases(patcher, wrappers, skip=clip_grad, errors=self._errors)
+
+    def _hook(self, kind: str, function: str) -> Any:
+        def before(*args: Any, **kwargs: Any) -> None:
+            record = self._kinds.get(kind)
+            if record is None:
+                record = self._kinds[kind] = _Kind(kind)
+            record.calls += 1
+            record.function = function
+            limit_name = "max_norm" if kind == "norm" else "clip_value"
+            limit = args[1] if len(args) > 1 else kwargs.get(limit_name)
+            if limit is not record.max:
+                record.max = limit
+                if len(record.max_values) < 5 and not any(
+                    v is limit or v == limit for v in record.max_values
+                ):
+                    record.max_values.append(limit)
+            if kind == "norm":
+                record.norm_type = args[2] if len(args) > 2 else kwargs.get("norm_type", 2.0)
+            for scaler in self._scalers.active():
+                stages = [state.get("stage") for state in scaler._per_optimizer_states.values()]
+                if any(getattr(stage, "name", "READY") != "READY" for stage in stages):
+                    record.after_unscale += 1
+                else:
+                    record.before_unscale += 1
+                break
+
+        return before
+
+    def snapshot(self, config: dict[str, Any]) -> None:
+        described = [self._describe(k) for k in self._kinds.values()]
+        described.sort(key=lambda d: -d["calls"])
+        active = [d for d in described if d["max"] not in ("inf", None)]
+        config["grad_clip"] = active[0] if active else None
+        if len(described) > 1:
+            config["grad_clips"] = described
+        inactive = [d for d in described if d["max"] == "inf"]
+        if inactive and not active:
+            config["grad_clip_inactive"] = {
+                **inactive[0], "why": "max_norm=inf measures the norm without clipping"}
+
+    def _describe(self, record: _Kind) -> dict[str, Any]:
+        limit = to_float(record.max)
+        out: dict[str, Any] = {
+            "kind": record.kind,
+            "max": json_safe(limit) if limit is not None else None,
+            "function": f"torch.nn.utils.{record.function}",
+            "calls": record.calls,
+        }
+        if record.kind == "norm":
+            out["norm_type"] = json_safe(to_float(record.norm_type))
+        if len(record.max_values) > 1:
+            out["max_values"] = [json_safe(to_float(v)) for v in record.max_values]
+        if record.after_unscale or record.before_unscale:
+            out["clip_after_unscale"] = record.before_unscale == 0
+            out["calls_before_unscale"] = record.before_unscale
+        else:
+            out["clip_after_unscale"] = None
+        return out
+
+
+def _rebind_aliases(
+    patcher: Patcher, wrappers: dict[int, Any], skip: ModuleType, errors: ErrorLog
+) -> None:
+    """Point every module-level binding of an original clip function at its wrapper."""
+    for module in list(sys.modules.values()):
+        if module is skip:
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        try:
+            hits = [(name, value) for name, value in list(namespace.items())
+                    if id(value) in wrappers and wrappers[id(value)][0] is value]
+            for name, value in hits:
+                patcher.alias(module, name, wrappers[id(value)][1])
+        except Exception as exc:
+            errors.record(f"rebind clip functions in {getattr(module, '__name__', '?')}", exc)

@@ -1,0 +1,121 @@
+"""Framework configs: transformers ``TrainingArguments`` and the Lightning ``Trainer``.
+
+Neither library is imported on the script's behalf: the classes are wrapped when (and only if)
+the script imports them, through post-import hooks. Values are read at snapshot time, since
+both frameworks adjust their arguments after construction.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from types import ModuleType
+from typing import Any
+
+from diagnose.capture.patching import ErrorLog, Patcher
+from diagnose.capture.post_import import PostImportHooks
+from diagnose.capture.refs import WeakOrderedSet
+from diagnose.capture.values import UNSAFE, json_safe, pick
+
+TRAINING_ARGUMENT_FIELDS = (
+    "fp16", "bf16", "fp16_full_eval", "bf16_full_eval", "tf32", "learning_rate",
+    "warmup_steps", "warmup_ratio", "max_grad_norm", "gradient_accumulation_steps",
+    "logging_nan_inf_filter", "lr_scheduler_type", "lr_scheduler_kwargs", "optim",
+    "optim_args", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon",
+    "per_device_train_batch_size", "max_steps", "num_train_epochs", "label_smoothing_factor",
+    "gradient_checkpointing", "torch_compile", "use_cpu", "seed",
+)
+
+LIGHTNING_FIELDS = (
+    "precision", "gradient_clip_val", "gradient_clip_algorithm", "accumulate_grad_batches",
+    "max_steps", "max_epochs", "accelerator", "devices", "strategy", "detect_anomaly",
+    "num_nodes",
+)
+
+LIGHTNING_MODULES = ("lightning.pytorch.trainer.trainer", "pytorch_lightning.trainer.trainer")
+
+
+class TransformersWatcher:
+    def __init__(self, errors: ErrorLog) -> None:
+        self._errors = errors
+        self._arguments: WeakOrderedSet[Any] = WeakOrderedSet()
+
+    def install(self, patcher: Patcher, hooks: PostImportHooks) -> None:
+        def patch(module: ModuleType) -> None:
+            patcher.wrap(module.TrainingArguments, "__post_init__", after=self._constructed,
+                         label="TrainingArguments.__post_init__")
+
+        hooks.when_imported("transformers.training_args", patch)
+
+    def _constructed(self, _result: Any, arguments: Any, *args: Any, **kwargs: Any) -> None:
+        self._arguments.add(arguments)
+
+    def add(self, arguments: Any) -> None:
+        """Register TrainingArguments handed over directly (the Trainer callback does this)."""
+        self._arguments.add(arguments)
+
+    def snapshot(self, config: dict[str, Any]) -> None:
+        instances = list(self._arguments)
+        if not instances:
+            return
+        latest = instances[-1]
+        described = pick(latest, TRAINING_ARGUMENT_FIELDS)
+        described["class"] = type(latest).__name__
+        config["transformers"] = described
+
+
+class LightningWatcher:
+    def __init__(self, errors: ErrorLog) -> None:
+        self._errors = errors
+        self._trainers: WeakOrderedSet[Any] = WeakOrderedSet()
+        self._init_args: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
+            weakref.WeakKeyDictionary())
+
+    def install(self, patcher: Patcher, hooks: PostImportHooks) -> None:
+        for name in LIGHTNING_MODULES:
+            hooks.when_imported(name, lambda module: self._patch(patcher, module))
+
+    def _patch(self, patcher: Patcher, module: ModuleType) -> None:
+        trainer_class = module.Trainer
+        init = trainer_class.__init__
+        try:
+            signature: inspect.Signature | None = inspect.signature(init)
+        except (TypeError, ValueError):
+            signature = None
+
+        def constructed(_result: Any, trainer: Any, *args: Any, **kwargs: Any) -> None:
+            given: dict[str, Any] = {}
+            if signature is not None:
+                bound = signature.bind_partial(trainer, *args, **kwargs)
+                for key, value in list(bound.arguments.items())[1:]:
+                    safe = json_safe(value)
+                    given[key] = safe if safe is not UNSAFE else type(value).__name__
+            self.add(trainer, given)
+
+        patcher.wrap(trainer_class, "__init__", after=constructed, label="Trainer.__init__")
+
+    def add(self, trainer: Any, init_args: dict[str, Any] | None = None) -> None:
+        self._trainers.add(trainer)
+        if init_args is not None:
+            self._init_args[trainer] = init_args
+
+    def snapshot(self, config: dict[str, Any]) -> None:
+        trainers = list(self._trainers)
+        if not trainers:
+            return
+        trainer = trainers[-1]
+        described: dict[str, Any] = {"class": type(trainer).__name__}
+        init_args = self._init_args.get(trainer, {})
+        for field in LIGHTNING_FIELDS:
+            value: Any = UNSAFE
+            try:
+                value = json_safe(getattr(trainer, field))
+            except Exception:
+                value = UNSAFE
+            if value is UNSAFE and field in init_args:
+                value = init_args[field]
+            if value is not UNSAFE:
+                described[field] = value
+        if init_args:
+            described["init_args"] = init_args
+        config["lightning"] = described
