@@ -1,0 +1,360 @@
+"""DiagnoseApp: the verdict on top, the evidence in tabs, a guided walkthrough, keys in the footer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+
+from diagnose.report import Fix, Report
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.frame_details import FrameDetailsScreen
+from tui.screens.keys import KeysScreen
+from tui.summary import producer_index
+from tui.text import literal
+from tui.widgets.config_view import ConfigView
+from tui.widgets.fixes_view import FixesView, FixList
+from tui.widgets.frames_table import FramesTable
+from tui.widgets.history_view import HistoryView
+from tui.widgets.matches_view import MatchesView, MatchList
+from tui.widgets.verdict import Verdict
+from tui.widgets.walkthrough_view import WalkthroughView
+
+TABS = ("walkthrough", "frames", "history", "fixes", "matches", "config")
+TITLES = {
+    "walkthrough": "Walkthrough",
+    "frames": "Frames",
+    "history": "History",
+    "fixes": "Fixes",
+    "matches": "Matches",
+    "config": "Config",
+}
+# What each tab focuses when it is shown, so its keys work at once.
+FOCUS = {
+    "walkthrough": WalkthroughView,
+    "frames": FramesTable,
+    "history": HistoryView,
+    "fixes": FixList,
+    "matches": MatchList,
+    "config": ConfigView,
+}
+
+Verifier = Callable[[Report, str], Any]
+Patcher = Callable[[Report, str], Any]
+
+
+class DiagnoseApp(App[int]):
+    """Shows one Report. ``verifier`` / ``patcher`` default to diagnose's own (imported lazily)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "diagnose"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "show_keys", "Keys", id="app.keys"),
+        Binding("p", "jump_to_producer", "Producer", id="app.producer"),
+        Binding("w", "show_tab('walkthrough')", "Walk", show=False, id="app.walk"),
+        *(
+            Binding(str(n), f"show_tab('{tab}')", TITLES[tab], show=False, id=f"app.tab.{tab}")
+            for n, tab in enumerate(TABS, 1)
+        ),
+        Binding("right_square_bracket", "cycle_tab(1)", "Next tab", show=False, id="app.next-tab"),
+        Binding("left_square_bracket", "cycle_tab(-1)", "Prev tab", show=False, id="app.prev-tab"),
+    ]
+
+    def __init__(
+        self,
+        report: Report,
+        *,
+        report_path: Path | None = None,
+        verifier: Verifier | None = None,
+        patcher: Patcher | None = None,
+    ) -> None:
+        super().__init__()
+        self.report = report
+        self.report_path = report_path
+        self._verifier = verifier
+        self._patcher = patcher
+        self.sub_title = str(report_path) if report_path else report.script.path
+
+    # ----------------------------------------------------------------- layout
+    def compose(self) -> ComposeResult:
+        report = self.report
+        yield Verdict(report, id="verdict")
+        with TabbedContent(initial="walkthrough", id="tabs"):
+            with TabPane(TITLES["walkthrough"], id="walkthrough"):
+                yield WalkthroughView(report, id="walk")
+            with TabPane(_count("Frames", len(report.frames)), id="frames"):
+                yield FramesTable(report.frames, producer_index(report), id="frames-table")
+            with TabPane(TITLES["history"], id="history"):
+                yield HistoryView(report, id="history-view")
+            with TabPane(_count("Fixes", len(report.fixes)), id="fixes"):
+                yield FixesView(report, id="fixes-view")
+            with TabPane(_count("Matches", len(report.matches)), id="matches"):
+                yield MatchesView(report, id="matches-view")
+            with TabPane(TITLES["config"], id="config"):
+                yield ConfigView(report, id="config-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(WalkthroughView).focus()
+        for warning in self.report.warnings:
+            self.notify(warning, title="report", severity="warning", markup=False, timeout=8)
+
+    @property
+    def active_tab(self) -> str:
+        return self.query_one(TabbedContent).active
+
+    # ----------------------------------------------------------------- navigation
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self._focus_tab(tab)
+
+    def action_cycle_tab(self, delta: int) -> None:
+        i = TABS.index(self.active_tab)
+        self.action_show_tab(TABS[(i + delta) % len(TABS)])
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        tab = event.pane.id or ""
+        if tab in FOCUS and not isinstance(self.focused, FOCUS[tab]):
+            self._focus_tab(tab)
+
+    def _focus_tab(self, tab: str) -> None:
+        self.query_one(f"#{tab}").query_one(FOCUS[tab]).focus()
+
+    def action_jump_to_producer(self) -> None:
+        table = self.query_one(FramesTable)
+        if table.producer is None:
+            self.notify("This report names no producer frame.", markup=False)
+            return
+        self.action_show_tab("frames")
+        table.go_to_producer()
+
+    def on_walkthrough_view_open(self, message: WalkthroughView.Open) -> None:
+        if message.tab == "frames":
+            self.action_jump_to_producer()
+        else:
+            self.action_show_tab(message.tab)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if isinstance(event.data_table, FramesTable):
+            frame = event.data_table.frames[event.cursor_row]
+            self.push_screen(FrameDetailsScreen(frame))
+
+    def action_show_keys(self) -> None:
+        sections = [
+            ("everywhere", self.BINDINGS),
+            ("walkthrough", WalkthroughView.BINDINGS),
+            ("frames", FramesTable.BINDINGS),
+            ("history", HistoryView.BINDINGS),
+            ("fixes", [*FixesView.BINDINGS, *FixList.BINDINGS]),
+            ("matches", MatchList.BINDINGS),
+            ("config", ConfigView.BINDINGS),
+            ("details", FrameDetailsScreen.BINDINGS),
+            ("palette", [Binding(self.COMMAND_PALETTE_BINDING, "", "Command palette")]),
+        ]
+        self.push_screen(KeysScreen(sections))
+
+    # ----------------------------------------------------------------- fixes
+    def on_fixes_view_requested(self, message: FixesView.Requested) -> None:
+        {"copy": self.copy_patch, "apply": self.ask_apply, "verify": self.verify}[message.action](
+            message.fix
+        )
+
+    def selected_fix(self) -> Fix | None:
+        return self.query_one(FixesView).fix
+
+    def copy_patch(self, fix: Fix | None = None) -> None:
+        fix = fix or self.selected_fix()
+        if fix is None:
+            self.notify("No fix to copy.", severity="warning", markup=False)
+            return
+        text = fix.patch or fix.example_patch
+        self.copy_to_clipboard(text)
+        what = "patch" if fix.patch else "example (no concrete patch)"
+        self.notify(f"Copied the {what} of {safe_id(fix)}.", markup=False)
+
+    def ask_apply(self, fix: Fix) -> None:
+        if not fix.patch:
+            note = fix.patch_note or "the fix has no concrete patch for this script"
+            self.notify(f"Nothing to apply: {note}", severity="warning", markup=False)
+            return
+        question = Text("Apply ")
+        question.append_text(literal(fix.title, "bold"))
+        question.append(" to ")
+        question.append_text(literal(self.report.script.path, "bold"))
+        question.append("?\nA backup of the script is written first.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._apply(fix.id)
+            else:
+                self.notify("Not applied.", markup=False)
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    @work(thread=True, exclusive=True, group="apply")
+    def _apply(self, fix_id: str) -> None:
+        try:
+            patcher = self._patcher or _default_patcher()
+        except ImportError as exc:
+            self.call_from_thread(
+                self.notify, f"Applying patches is not available: {exc}", severity="error",
+                markup=False,
+            )
+            return
+        try:
+            result = patcher(self.report, fix_id)
+        except Exception as exc:
+            self.call_from_thread(
+                self.notify, f"Could not apply {fix_id}: {exc}", severity="error", markup=False
+            )
+            return
+        detail = f" ({result})" if result not in (None, True) else ""
+        self.call_from_thread(self.notify, f"Applied {fix_id}{detail}.", markup=False)
+
+    def verify(self, fix: Fix) -> None:
+        view = self.query_one(FixesView)
+        if fix.id in view.verifying:
+            self.notify(f"{fix.id} is already being verified.", markup=False)
+            return
+        view.verifying = view.verifying | {fix.id}
+        view.refresh_list()
+        self._verify(fix.id)
+
+    @work(thread=True, group="verify")
+    def _verify(self, fix_id: str) -> None:
+        """Re-runs the patched script: seconds to minutes, so never on the UI thread."""
+        verdict: bool | None = None
+        error: str | None = None
+        try:
+            verifier = self._verifier or _default_verifier()
+            result = verifier(self.report, fix_id)
+            verdict = _verified(result, self.report, fix_id)
+        except ImportError as exc:
+            error = f"verification is not available: {exc}"
+        except Exception as exc:
+            error = f"verification of {fix_id} failed: {type(exc).__name__}: {exc}"
+        self.call_from_thread(self._verified, fix_id, verdict, error)
+
+    def _verified(self, fix_id: str, verdict: bool | None, error: str | None) -> None:
+        view = self.query_one(FixesView)
+        view.verifying = view.verifying - {fix_id}
+        for fix in self.report.fixes:
+            if fix.id == fix_id and error is None:
+                fix.verified = verdict
+        view.refresh_list()
+        if error:
+            self.notify(error, severity="error", markup=False)
+        elif verdict:
+            self.notify(f"{fix_id}: verified, the patched run is clean.", markup=False)
+        else:
+            self.notify(f"{fix_id}: the patched run still fails.", severity="warning", markup=False)
+
+    # ----------------------------------------------------------------- palette
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Export JSON", "Write the report as JSON", self.export_json)
+        yield SystemCommand("Export Markdown", "Write the report as Markdown", self.export_markdown)
+        yield SystemCommand("Copy patch", "Copy the selected fix's patch", self.copy_patch)
+        yield SystemCommand(
+            "Jump to producer", "Show the frame where the inf/nan was born",
+            self.action_jump_to_producer,
+        )
+        yield SystemCommand("Walkthrough", "Go through the diagnosis step by step",
+                            lambda: self.action_show_tab("walkthrough"))
+        yield SystemCommand("All keys", "List every key", self.action_show_keys)
+
+    def export_path(self, suffix: str) -> Path:
+        """Next to the opened report (or in the current folder), never over the report itself."""
+        if self.report_path is not None:
+            base = self.report_path.with_suffix("")
+        else:
+            base = Path.cwd() / "diagnose-report"
+        target = base.with_suffix(suffix)
+        if self.report_path is not None and target.resolve() == self.report_path.resolve():
+            target = base.with_name(base.name + ".export").with_suffix(suffix)
+        return target
+
+    def export_json(self) -> None:
+        self._export(self.export_path(".json"), lambda: self.report.to_json())
+
+    def export_markdown(self) -> None:
+        def render() -> str:
+            from diagnose.render import render as render_report
+
+            return render_report(self.report, "markdown")
+
+        self._export(self.export_path(".md"), render)
+
+    def _export(self, path: Path, produce: Callable[[], str]) -> None:
+        try:
+            path.write_text(produce() + "\n", encoding="utf-8")
+        except Exception as exc:
+            self.notify(f"Export failed: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"Wrote {path}", markup=False)
+
+
+def _count(title: str, n: int) -> str:
+    return f"{title} {n}" if n else title
+
+
+def safe_id(fix: Fix) -> str:
+    from tui.text import safe
+
+    return safe(fix.id)
+
+
+def _default_verifier() -> Verifier:
+    from diagnose.verify import verify_fixes
+
+    def verify(report: Report, fix_id: str) -> Any:
+        return verify_fixes(report, only=[fix_id])
+
+    return verify
+
+
+def _default_patcher() -> Patcher:
+    from diagnose.patches import apply_patch
+
+    def apply(report: Report, fix_id: str) -> Any:
+        return apply_patch(report, fix_id, backup=True)
+
+    return apply
+
+
+def _verified(result: Any, report: Report, fix_id: str) -> bool | None:
+    """Read one fix's verdict from whatever the verifier returned (a Report, a list of fixes or
+    results, a mapping, a bool) — or from the report's own fixes if it updated them in place."""
+    if isinstance(result, bool):
+        return result
+    if isinstance(result, Report):
+        return _verified(result.fixes, report, fix_id)
+    if isinstance(result, dict):
+        if fix_id in result:
+            return _verified(result[fix_id], report, fix_id)
+        if "verified" in result:
+            return result["verified"]
+    if isinstance(result, list | tuple):
+        for item in result:
+            item_id = item.get("id", item.get("fix_id")) if isinstance(item, dict) else (
+                getattr(item, "id", None) or getattr(item, "fix_id", None)
+            )
+            if item_id == fix_id:
+                return _verified(item, report, fix_id)
+    for name in ("verified", "ok", "passed", "clean"):
+        value = getattr(result, name, None)
+        if isinstance(value, bool):
+            return value
+    fix = next((f for f in report.fixes if f.id == fix_id), None)
+    return fix.verified if fix is not None else None
+
+
+__all__ = ["DiagnoseApp"]

@@ -1,0 +1,1 @@
+"""Modal screens pushed over the main view: frame details, confirmations, the key list."""

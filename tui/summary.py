@@ -1,0 +1,108 @@
+"""One-line summaries of a report shared by the verdict and the walkthrough."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from diagnose.report import Fix, Frame, Report, Symptom
+from tui.text import Palette, literal, num
+
+
+def producer_index(report: Report) -> int | None:
+    """Row of the producer frame; the first non-finite frame when none is flagged."""
+    for i, frame in enumerate(report.frames):
+        if frame.producer:
+            return i
+    for i, frame in enumerate(report.frames):
+        if not frame.finite:
+            return i
+    return None
+
+
+def producer_frame(report: Report) -> Frame | None:
+    i = producer_index(report)
+    return None if i is None else report.frames[i]
+
+
+def top_symptom(report: Report) -> Symptom | None:
+    return max(report.symptoms, key=lambda s: s.confidence, default=None)
+
+
+def top_fix(report: Report) -> Fix | None:
+    return report.fixes[0] if report.fixes else None
+
+
+def headline(report: Report, palette: Palette) -> Text:
+    """Status and where: '✗ NON-FINITE inf born at step 37 in forward'."""
+    event = report.event
+    if report.status == "clean":
+        steps = len(report.history)
+        return Text.assemble(
+            ("✓ CLEAN", _bold(palette.success)),
+            f"  no inf/nan and no exception in {steps} step{'s' * (steps != 1)}",
+        )
+    if report.status == "exception" or (event is not None and event.kind == "exception"):
+        kind = literal(event.exception_type if event and event.exception_type else "exception")
+        text = Text.assemble(("✗ EXCEPTION ", _bold(palette.error)), kind)
+        if event is not None and event.step is not None:
+            text.append(f" at step {event.step}")
+        if event is not None and event.phase:
+            text.append(f" in {event.phase}")
+        return text
+    text = Text("✗ NON-FINITE ", style=_bold(palette.error))
+    if event is None:
+        text.append("value seen, but the report does not say where")
+        return text
+    text.append_text(literal(event.value or "inf/nan"))
+    text.append(" born")
+    if event.step is not None:
+        text.append(f" at step {event.step}")
+    if event.phase:
+        text.append(f" in {event.phase}")
+    if event.dtype:
+        text.append(" (")
+        text.append_text(literal(event.dtype))
+        text.append(")")
+    return text
+
+
+def where(report: Report) -> Text:
+    """'model.2 (Linear) · op addmm · file.py:41' — every part literal."""
+    event = report.event
+    if event is None:
+        return Text("-")
+    parts: list[Text] = []
+    if event.module or event.module_type:
+        part = literal(event.module or "")
+        if event.module_type:
+            part.append(" (" if event.module else "")
+            part.append_text(literal(event.module_type))
+            part.append(")" if event.module else "")
+        parts.append(part)
+    if event.op:
+        parts.append(Text("op ").append_text(literal(event.op)))
+    if event.location:
+        parts.append(literal(f"{event.location.file}:{event.location.line}"))
+    if not parts:
+        return Text("unknown place")
+    return Text(" · ").join(parts)
+
+
+def symptom_line(symptom: Symptom | None) -> Text:
+    if symptom is None:
+        return Text("none")
+    text = literal(symptom.title or symptom.id)
+    text.append(f" ({symptom.confidence:.0%})", style="dim")
+    return text
+
+
+def fix_line(fix: Fix | None) -> Text:
+    if fix is None:
+        return Text("none")
+    text = literal(fix.title)
+    text.append(f" [{num(fix.score)}]", style="dim")
+    return text
+
+
+def _bold(color: str) -> str:
+    return f"bold {color}"

@@ -1,0 +1,184 @@
+"""Ranked fixes: a list on the left, the selected fix's reasons and coloured patch on the right."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Label, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+
+from diagnose.report import Fix, Report
+from tui.text import Palette, diff_text, literal, num
+
+
+class FixList(OptionList):
+    """The fixes, best first, each with its score and verification mark."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+
+
+class FixesView(Horizontal):
+    """``c`` copies the selected fix's patch, ``a`` applies it, ``v`` verifies it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy_patch", "Copy patch", id="fixes.copy"),
+        Binding("a", "apply_patch", "Apply", id="fixes.apply"),
+        Binding("v", "verify", "Verify", id="fixes.verify"),
+    ]
+
+    selected: reactive[int] = reactive(0)
+    verifying: reactive[frozenset[str]] = reactive(frozenset())
+
+    class Requested(Message):
+        """The user asked for ``action`` ("copy", "apply", "verify") on ``fix``."""
+
+        def __init__(self, action: str, fix: Fix) -> None:
+            super().__init__()
+            self.action = action
+            self.fix = fix
+
+    def __init__(self, report: Report, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+        self._ready = False
+
+    def compose(self) -> ComposeResult:
+        yield FixList(id="fix-list")
+        with Vertical(id="fix-side"):
+            with Horizontal(id="verify-progress"):
+                yield Label("", id="verify-label")
+                yield ProgressBar(total=None, show_eta=False, show_percentage=False)
+            with VerticalScroll(id="fix-detail-scroll"):
+                yield Static(id="fix-detail")
+
+    def on_mount(self) -> None:
+        self.query_one("#verify-progress").display = False
+        self._ready = True
+        self.refresh_list()
+
+    @property
+    def fix(self) -> Fix | None:
+        fixes = self.report.fixes
+        return fixes[self.selected] if 0 <= self.selected < len(fixes) else None
+
+    def refresh_list(self) -> None:
+        """Rebuild the list's labels (after a verification changed a mark)."""
+        option_list = self.query_one(FixList)
+        highlighted = option_list.highlighted
+        option_list.clear_options()
+        palette = Palette.from_app(self.app)
+        if not self.report.fixes:
+            option_list.add_option(Option(Text("(no fixes proposed)", style="dim"), disabled=True))
+        for i, fix in enumerate(self.report.fixes):
+            option_list.add_option(Option(self._label(i, fix, palette), id=f"fix-{i}"))
+        if self.report.fixes:
+            option_list.highlighted = highlighted if highlighted is not None else 0
+        self._show_detail()
+
+    def _label(self, i: int, fix: Fix, palette: Palette) -> Text:
+        label = Text(f"{i + 1}. ", style="dim")
+        label.append(f"{num(fix.score)} ", style="bold")
+        label.append(_mark(fix, fix.id in self.verifying, palette))
+        label.append(" ")
+        label.append_text(literal(fix.title))
+        return label
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_id and event.option_id.startswith("fix-"):
+            self.selected = int(event.option_id.removeprefix("fix-"))
+
+    def watch_selected(self) -> None:
+        self._show_detail()
+
+    def watch_verifying(self, verifying: frozenset[str]) -> None:
+        if not self._ready:
+            return
+        box = self.query_one("#verify-progress")
+        box.display = bool(verifying)
+        names = ", ".join(sorted(verifying))
+        self.query_one("#verify-label", Label).update(
+            Text.assemble("verifying ", literal(names), " (re-running the script) ")
+        )
+
+    def _show_detail(self) -> None:
+        if not self._ready:
+            return
+        detail = self.query_one("#fix-detail", Static)
+        fix = self.fix
+        if fix is None:
+            detail.update(Text("No fixes: nothing in the evidence pointed to one.", style="dim"))
+            return
+        detail.update(fix_detail(fix, Palette.from_app(self.app), fix.id in self.verifying))
+
+    def action_copy_patch(self) -> None:
+        self._request("copy")
+
+    def action_apply_patch(self) -> None:
+        self._request("apply")
+
+    def action_verify(self) -> None:
+        self._request("verify")
+
+    def _request(self, action: str) -> None:
+        fix = self.fix
+        if fix is None:
+            self.app.notify("No fix selected.", severity="warning", markup=False)
+            return
+        self.post_message(self.Requested(action, fix))
+
+
+def _mark(fix: Fix, running: bool, palette: Palette) -> Text:
+    if running:
+        return Text("…", style="bold")
+    if fix.verified is True:
+        return Text("✓", style=f"bold {palette.success}")
+    if fix.verified is False:
+        return Text("✗", style=f"bold {palette.error}")
+    return Text("·", style="dim")
+
+
+def fix_detail(fix: Fix, palette: Palette, running: bool = False) -> Text:
+    """Everything about one fix, top to bottom in the order a reader needs it."""
+    text = Text()
+    text.append_text(literal(fix.title, "bold"))
+    text.append(f"\nscore {num(fix.score)}  ·  id ")
+    text.append_text(literal(fix.id))
+    text.append("  ·  ")
+    if running:
+        text.append("verifying…", style="bold")
+    elif fix.verified is True:
+        text.append("verified: the patched run is clean", style=f"bold {palette.success}")
+    elif fix.verified is False:
+        text.append("verified: the patched run still fails", style=f"bold {palette.error}")
+    else:
+        text.append("not verified (v to verify)", style="dim")
+    text.append("\n\nWhy\n", style="bold underline")
+    text.append_text(literal(fix.why))
+    if fix.rules:
+        text.append("\n\nRules  ", style="bold")
+        text.append_text(literal(", ".join(fix.rules)))
+    if fix.evidence:
+        text.append("\n\nEvidence\n", style="bold underline")
+        for item in fix.evidence:
+            text.append("• ")
+            text.append_text(literal(item))
+            text.append("\n")
+        text.rstrip()
+    text.append("\n\nPatch against your script\n", style="bold underline")
+    if fix.patch:
+        text.append_text(diff_text(fix.patch, palette))
+    else:
+        text.append_text(literal(fix.patch_note or "no concrete patch for this script", "dim"))
+    if fix.example_patch:
+        text.append("\n\nExample\n", style="bold underline")
+        text.append_text(literal(fix.example_patch))
+    return text

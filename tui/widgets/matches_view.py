@@ -1,0 +1,145 @@
+"""Dataset records that match the run: the message, the solutions and an example fix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Markdown, OptionList
+from textual.widgets.option_list import Option
+
+from diagnose.report import MatchRef, Report
+from tui.text import literal, num, safe
+
+
+class MatchList(OptionList):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+
+
+class MatchesView(Horizontal):
+    """The report's matches; records are loaded from the dataset in a worker."""
+
+    def __init__(self, report: Report, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+        self.records: dict[str, Any] = {}
+        self.load_error: str | None = None
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield MatchList(id="match-list")
+        with VerticalScroll(id="match-scroll"):
+            yield Markdown(id="match-doc")
+
+    def on_mount(self) -> None:
+        option_list = self.query_one(MatchList)
+        if not self.report.matches:
+            option_list.add_option(Option(Text("(no dataset records)", style="dim"), disabled=True))
+            self.query_one(Markdown).update(_no_matches(self.report))
+            self.loaded = True
+            return
+        for i, ref in enumerate(self.report.matches):
+            label = Text(f"{num(ref.score)} ", style="bold").append_text(literal(ref.slug))
+            option_list.add_option(Option(label, id=f"match-{i}"))
+        option_list.highlighted = 0
+        self._show(0)
+        self._load_records()
+
+    @work(thread=True, exclusive=True, group="records")
+    def _load_records(self) -> None:
+        """Reading the whole dataset takes a moment; the list stays usable meanwhile."""
+        try:
+            from diagnose import load_records
+
+            result = load_records()
+            records = getattr(result, "records", result)
+            by_id = {str(_get(r, "id")): r for r in records}
+            error = None
+        except Exception as exc:  # the dataset is optional for showing a report
+            by_id, error = {}, f"{type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._loaded, by_id, error)
+
+    def _loaded(self, by_id: dict[str, Any], error: str | None) -> None:
+        self.records, self.load_error, self.loaded = by_id, error, True
+        highlighted = self.query_one(MatchList).highlighted
+        self._show(highlighted or 0)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_id and event.option_id.startswith("match-"):
+            self._show(int(event.option_id.removeprefix("match-")))
+
+    def _show(self, i: int) -> None:
+        if not 0 <= i < len(self.report.matches):
+            return
+        ref = self.report.matches[i]
+        record = self.records.get(ref.record_id)
+        self.query_one(Markdown).update(record_markdown(ref, record, self.loaded, self.load_error))
+
+
+def _get(record: Any, key: str) -> Any:
+    if isinstance(record, Mapping):
+        return record.get(key)
+    return getattr(record, key, None)
+
+
+def _md(text: object) -> str:
+    """Dataset prose: control characters escaped; Markdown itself is meant to render."""
+    return safe(text)
+
+
+def _fence(code: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    return f"{ticks}{lang}\n{safe(code)}\n{ticks}"
+
+
+def record_markdown(ref: MatchRef, record: Any, loaded: bool, error: str | None) -> str:
+    """One record as Markdown; the match reference alone when the record is not at hand."""
+    parts = [f"## {_md(ref.slug)}", f"score **{num(ref.score)}** · record `{_md(ref.record_id)}`"]
+    if ref.reason:
+        parts.append(f"*Why it matched:* {_md(ref.reason)}")
+    if record is None:
+        if not loaded:
+            parts.append("*Loading the dataset…*")
+        elif error:
+            parts.append(f"*The dataset could not be loaded ({_md(error)}).*")
+        else:
+            parts.append("*This record is not in the installed dataset.*")
+        return "\n\n".join(parts)
+    message = _get(record, "errorMessage")
+    if message:
+        parts += ["### Error message", _fence(str(message))]
+    documentation = _get(record, "documentation")
+    if documentation:
+        parts += ["### What it means", _md(documentation)]
+    solutions = _get(record, "solutions") or []
+    if solutions:
+        parts.append("### Solutions")
+        parts.append("\n".join(f"{n}. {_md(s)}" for n, s in enumerate(solutions, 1)))
+    example = _get(record, "exampleFix")
+    if example:
+        parts += ["### Example fix", _fence(str(example), "python")]
+    url = _get(record, "githubUrl")
+    if url:
+        parts.append(f"Source: {_md(url)}")
+    return "\n\n".join(parts)
+
+
+def _no_matches(report: Report) -> str:
+    if report.status == "exception":
+        return "No dataset record matched this exception's message."
+    if report.status == "clean":
+        return "A clean run: nothing to look up in the error dataset."
+    return (
+        "No dataset record is linked to this run. The symptoms and fixes tabs explain "
+        "the non-finite value from the run's own evidence."
+    )

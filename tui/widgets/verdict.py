@@ -1,0 +1,52 @@
+"""The verdict: what happened, where it was born, the top symptom and the top fix."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from diagnose.report import Report
+from tui.summary import fix_line, headline, symptom_line, top_fix, top_symptom, where
+from tui.text import Palette, literal
+
+
+class Verdict(Static):
+    """Four lines at the top of every tab, so the answer is always in view."""
+
+    def __init__(self, report: Report, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+
+    def on_mount(self) -> None:
+        self.update(self.build(Palette.from_app(self.app)))
+
+    def build(self, palette: Palette) -> Text:
+        report = self.report
+        lines = [headline(report, palette)]
+        if report.event is not None:
+            lines.append(Text.assemble(("where   ", "bold"), where(report)))
+            if report.event.kind == "exception" or report.status == "exception":
+                lines.append(Text.assemble(("error   ", "bold"), _first_line(report.event.message)))
+        if report.status != "clean" or report.symptoms:
+            lines.append(
+                Text.assemble(
+                    ("symptom ", "bold"),
+                    symptom_line(top_symptom(report)),
+                    ("   fix ", "bold"),
+                    fix_line(top_fix(report)),
+                )
+            )
+        for warning in report.warnings:
+            lines.append(Text.assemble(("⚠ ", f"bold {palette.warning}"), literal(warning)))
+        for line in lines:
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+        text = Text("\n").join(lines)
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        return text
+
+
+def _first_line(message: str) -> Text:
+    first = (message or "").strip().splitlines()
+    return literal(first[0] if first else "")
