@@ -1,0 +1,64 @@
+"""The rule engine: facts and symptoms -> rules (data, in ``rules/``) -> ranked fixes.
+
+    report = analyze(report, extra_rules=[Path("my_rules")])
+    rules, problems = load_rules(*paths)
+
+``analyze`` never raises on odd evidence: what cannot be computed becomes a warning in the
+report, and a broken rule file is skipped (and named in the warnings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from diagnose.engine.cases import CaseFailure, run_cases
+from diagnose.engine.conditions import OPERATORS, evaluate
+from diagnose.engine.loader import FixInfo, LoadProblem, Rule, load_fixes, load_rules, rule_schema
+from diagnose.engine.ranking import combine, rank, rule_confidence
+from diagnose.facts import detect_symptoms, extract_facts
+from diagnose.report import Report
+
+__all__ = [
+    "OPERATORS",
+    "CaseFailure",
+    "FixInfo",
+    "LoadProblem",
+    "Rule",
+    "analyze",
+    "combine",
+    "evaluate",
+    "load_fixes",
+    "load_rules",
+    "rank",
+    "rule_confidence",
+    "rule_schema",
+    "run_cases",
+]
+
+
+def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
+    """A copy of the report with ``facts``, ``symptoms`` and ``fixes`` (best first) filled.
+
+    A clean run gets facts but no symptoms and no fixes; an exception gets fixes only where a
+    rule reads the ``script-exception`` symptom (or autograd's anomaly error names the op).
+    """
+    extra = list(extra_rules)
+    warnings: list[str] = []
+    facts, fact_warnings = extract_facts(report)
+    symptoms, symptom_warnings = detect_symptoms(facts, report)
+    warnings += fact_warnings + symptom_warnings
+    for symptom in symptoms:
+        facts[f"symptom.{symptom.id}"] = symptom.confidence
+    rules, problems = load_rules(*extra)
+    catalogue, _ = load_fixes(*extra)
+    warnings += [f"rules: {problem}" for problem in problems]
+    fixes = [] if report.status == "clean" else rank(rules, facts, symptoms, catalogue)
+    return report.model_copy(
+        update={
+            "facts": facts,
+            "symptoms": symptoms,
+            "fixes": fixes,
+            "warnings": [*report.warnings, *warnings],
+        }
+    )

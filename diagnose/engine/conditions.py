@@ -1,0 +1,122 @@
+"""The closed set of condition operators and the evaluation of ``all`` / ``any`` / ``not`` trees.
+
+Semantics chosen so that a rule never fires by accident on missing evidence: every comparison
+with a fact that is absent (or null) is false, ``ne`` and ``not_in`` included; test for absence
+with ``missing``. Booleans are not numbers here (``true`` never equals ``1``), and a comparison
+between a number and a string is false rather than an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+OPERATORS: dict[str, str] = {
+    "eq": "the fact equals the value",
+    "ne": "the fact exists and differs from the value",
+    "gt": "the fact is a number greater than the value",
+    "ge": "the fact is a number greater than or equal to the value",
+    "lt": "the fact is a number less than the value",
+    "le": "the fact is a number less than or equal to the value",
+    "in": "the fact equals one of the values in the list",
+    "not_in": "the fact exists and equals none of the values in the list",
+    "exists": "the fact is present and not null (takes no value)",
+    "missing": "the fact is absent or null (takes no value)",
+    "contains": "the fact is a string containing the value, or a list holding it",
+    "matches": "the fact is a string in which the regular expression (Python syntax) is found",
+    "between": "the fact is a number within [low, high], both ends included",
+}
+
+Node = dict[str, Any]
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) and _is_number(b):
+        return float(a) == float(b)
+    return type(a) is type(b) and a == b
+
+
+def compare(fact: Any, operator: str, value: Any) -> bool:
+    """One ``{fact, operator, value}`` test against the fact's value (None: absent)."""
+    if operator == "exists":
+        return fact is not None
+    if operator == "missing":
+        return fact is None
+    if fact is None:
+        return False
+    if operator == "eq":
+        return _same(fact, value)
+    if operator == "ne":
+        return not _same(fact, value)
+    if operator == "in":
+        return any(_same(fact, v) for v in value)
+    if operator == "not_in":
+        return not any(_same(fact, v) for v in value)
+    if operator in ("gt", "ge", "lt", "le", "between"):
+        if not _is_number(fact):
+            return False
+        if operator == "between":
+            low, high = value
+            return low <= fact <= high
+        return {
+            "gt": fact > value, "ge": fact >= value, "lt": fact < value, "le": fact <= value
+        }[operator]
+    if operator == "contains":
+        if isinstance(fact, str):
+            return isinstance(value, str) and value in fact
+        if isinstance(fact, list):
+            return any(_same(item, value) for item in fact)
+        return False
+    if operator == "matches":
+        return isinstance(fact, str) and re.search(value, fact) is not None
+    raise ValueError(f"unknown operator {operator!r}")
+
+
+def evaluate(node: Node | None, facts: dict[str, Any]) -> bool:
+    """True when the condition tree holds over the facts (no conditions: always true)."""
+    if node is None:
+        return True
+    if "all" in node:
+        return all(evaluate(child, facts) for child in node["all"])
+    if "any" in node:
+        return any(evaluate(child, facts) for child in node["any"])
+    if "not" in node:
+        return not evaluate(node["not"], facts)
+    return compare(facts.get(node["fact"]), node["operator"], node.get("value"))
+
+
+def walk_tests(node: Node | None) -> list[Node]:
+    """Every ``{fact, operator, value}`` leaf of a condition tree."""
+    if node is None:
+        return []
+    if "all" in node or "any" in node:
+        return [leaf for child in node.get("all", node.get("any", [])) for leaf in walk_tests(child)]
+    if "not" in node:
+        return walk_tests(node["not"])
+    return [node]
+
+
+def describe(node: Node | None, indent: int = 0) -> list[str]:
+    """The condition tree as indented plain-text lines (for docs and `rules list`)."""
+    pad = "  " * indent
+    if node is None:
+        return [f"{pad}- (always)"]
+    for key in ("all", "any"):
+        if key in node:
+            head = "all of" if key == "all" else "any of"
+            return [f"{pad}- {head}:", *[ln for c in node[key] for ln in describe(c, indent + 1)]]
+    if "not" in node:
+        return [f"{pad}- not:", *describe(node["not"], indent + 1)]
+    value = "" if node["operator"] in ("exists", "missing") else f" {_show(node.get('value'))}"
+    return [f"{pad}- `{node['fact']}` {node['operator']}{value}"]
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value)

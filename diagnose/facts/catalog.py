@@ -1,0 +1,101 @@
+"""The documented facts: name -> meaning. Rules may only read facts listed here (or symptom.*).
+
+Kept as data next to the code that computes them; ``docs/rules.md`` prints this table, and a
+test checks that every fact ``extract_facts`` can produce is listed.
+"""
+
+from __future__ import annotations
+
+FACTS: dict[str, str] = {
+    "status": '"clean", "nonfinite" or "exception": the report\'s status',
+    # the event
+    "event.kind": '"nonfinite" or "exception"',
+    "event.phase": '"input", "forward", "loss", "backward", "optimizer" (where the event was born)',
+    "event.step": "optimizer steps completed before the event (0: before the first update)",
+    "event.module": "qualified name of the module that produced the value",
+    "event.module_type": 'class of that module, e.g. "Linear"',
+    "event.op": "the torch op that produced the value, as the tracer named it",
+    "event.op_base": 'that op normalised: lower case, no "aten::", no overload, no "Backward0"',
+    "event.op_family": 'hazard family of the op: "log", "div", "sqrt", "exp", "pow", '
+    '"cross_entropy" (see rules/_heuristics.yaml)',
+    "event.in_backward": "true when the value was born in the backward pass",
+    "event.dtype": 'dtype of the value, normalised ("float16", "bfloat16", "float32", ...)',
+    "event.value": '"nan", "inf", "-inf" or a mix such as "nan+inf"',
+    "event.has_nan": "the event value includes nan",
+    "event.has_inf": "the event value includes +inf or -inf",
+    "event.message": "the event's message (for exceptions: the exception text)",
+    "event.exception_type": "class name of the exception the script raised",
+    "event.anomaly": "the exception is autograd's detect_anomaly error naming a backward op",
+    "event.input_role": 'for phase "input": "targets" when the bad tensor is the targets/labels, '
+    'else "inputs"',
+    "event.sample_count": "number of dataset samples found holding non-finite values",
+    # the producing op's inputs
+    "op_input.count": "number of inputs of the producing op with statistics",
+    "op_input.min_abs": "smallest |x| over the op's inputs (0 means a zero was there)",
+    "op_input.max_abs": "largest |x| over the op's inputs",
+    "op_input.min": "smallest signed value over the op's inputs, when the tracer records signs",
+    "op_input.has_zero": "an input of the op holds 0 (null: unknown)",
+    "op_input.has_negative": "an input of the op holds a negative number (null: unknown)",
+    "op_input.nonfinite": "an input of the op was already non-finite",
+    "op_input.divisor_has_zero": "the second input (the divisor of a division) holds 0",
+    "op_input.divisor_min_abs": "smallest |x| of the divisor",
+    # the training config
+    "precision": 'training precision: "fp32", "fp16", "bf16", "fp16-autocast", "bf16-autocast", '
+    '"mixed" or "unknown"',
+    "precision.fp16": "the run computes in float16 (pure or autocast), or the event was in fp16",
+    "precision.low": "the run computes in float16 or bfloat16",
+    "optimizer": 'optimizer class name, e.g. "AdamW"',
+    "optimizer.key": 'the optimizer class name in lower case, e.g. "adamw"',
+    "optimizer.adam_family": "the optimizer divides by sqrt(second moment) + eps (Adam, RMSprop, ...)",
+    "lr": "learning rate (config, else first param group, else last step's)",
+    "lr.typical": "usual lr for that optimizer (rules/_heuristics.yaml: defaults and heuristics)",
+    "lr.typical_source": "where lr.typical comes from (a torch default, or a labelled heuristic)",
+    "lr_vs_typical": "lr / lr.typical",
+    "lr_scheduler": "name of the lr scheduler, when one was seen",
+    "grad_clip.enabled": "gradient clipping was seen in the run",
+    "grad_clip.kind": '"norm" or "value"',
+    "grad_clip.max": "the clipping threshold",
+    "grad_scaler": "a torch.amp GradScaler is used",
+    "scaler.clip_before_unscale": "under a GradScaler, gradients are clipped before unscale_",
+    "config.captured": "the run's optimizer or lr was captured (false: config unknown)",
+    "adam.eps": "eps of an Adam-family optimizer (recorded, else the optimizer's default)",
+    "adam.eps_known": "adam.eps was recorded from the run (false: the default is assumed)",
+    "adam.eps_in_fp16": "adam.eps once rounded to float16 (1e-8 becomes 0)",
+    "adam.eps_underflows": "weights are pure fp16 and adam.eps rounds to 0 there",
+    # the step history
+    "history.steps": "number of optimizer steps recorded",
+    "loss.first": "first finite loss of the trend window (the last few steps)",
+    "loss.last": "last finite loss before the event",
+    "loss.max_abs": "largest finite |loss| of the run",
+    "loss.fp16_ratio": "loss.max_abs / 65504 when the run computes in fp16",
+    "loss_trend": "growth factor of |loss| over the trend window (last / first)",
+    "loss.rising_steps": "steps in a row, up to the event, where the loss rose",
+    "grad_norm.first": "first finite gradient norm of the trend window",
+    "grad_norm.last": "last finite gradient norm before the event",
+    "grad_norm.max": "largest gradient norm of the trend window",
+    "grad_norm_growth": "growth factor of the gradient norm over the trend window",
+    "grad_norm.rising_steps": "steps in a row, up to the event, where the gradient norm rose",
+    "grad_norm.nonfinite": "a recorded gradient norm was inf or nan",
+    "weight_norm_growth": "growth factor of the weight norm over the trend window (if recorded)",
+    "update_ratio.max": "largest |update| / |weight| over the trend window (if recorded)",
+    "loss_scale.first": "first GradScaler scale recorded",
+    "loss_scale.last": "last GradScaler scale recorded",
+    "loss_scale.min": "smallest GradScaler scale recorded",
+    "loss_scale.drop": "largest scale / last scale",
+    "skipped_steps": "steps a GradScaler skipped",
+    "skipped.consecutive_at_end": "skipped steps in a row at the end of the history",
+    # activations and weights
+    "dtype.max_abs_ratio": "largest finite |activation| before the event / its dtype's max",
+    "activation.max_abs": "that largest finite |activation|",
+    "activation.dtype": "its dtype",
+    "activation.module": "the module whose output held it",
+    "activation.steps_before_event": "how many steps before the event it was seen",
+    "activation.near_limit_count": "tensors seen at >= 50% of their dtype's max (or flagged)",
+    "weights.max_abs": "largest finite |weight| seen in the frames",
+    "weights.nonfinite": "a weight seen in the frames was inf or nan",
+    "weights.at_start": "the event came before the first optimizer step",
+    # classification losses
+    "loss.is_cross_entropy": "the producing op or module is cross-entropy / NLL",
+    "targets.ignore_index": "ignore_index of that loss (-100 unless recorded)",
+    "targets.all_ignored": "every target equals ignore_index (null: unknown)",
+}

@@ -1,0 +1,436 @@
+"""Evidence (event, frames, history, config) -> a flat dict of named, JSON-safe facts.
+
+Every fact is computed defensively: the tracer and the config capture may leave any field
+missing, null, or of an unexpected type, and a fact that cannot be computed is simply absent
+(rules test for it with ``exists`` / ``missing``). Facts never hold nan or inf: a non-finite
+number is what the event is about, not a measurement to compare against.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from diagnose.facts.heuristics import (
+    DTYPE_MAX,
+    PRECISION_DTYPE,
+    heuristics,
+    is_backward_op,
+    normalize_dtype,
+    normalize_op,
+    op_family,
+    round_to_fp16,
+    threshold,
+    typical_lr,
+)
+from diagnose.report import Report
+
+Facts = dict[str, Any]
+
+# A detect_anomaly error names the backward function that produced the nan.
+_ANOMALY = re.compile(r"Function '(\w+?Backward\d*)' returned nan values")
+
+
+def get(obj: Any, key: str, default: Any = None) -> Any:
+    """Field of a pydantic model (declared or extra) or of a dict; default when absent."""
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    value = getattr(obj, key, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(key)
+    return default if value is None else value
+
+
+def num(value: Any) -> float | None:
+    """A finite float, or None (for None, bools, strings, nan, inf)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _is_nonfinite_number(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _stats_nonfinite(stats: Any) -> bool:
+    return bool(get(stats, "nan")) or bool(get(stats, "inf")) or _is_nonfinite_number(
+        get(stats, "abs_max")
+    )
+
+
+def extract_facts(report: Report) -> tuple[Facts, list[str]]:
+    """All facts about a report, and the warnings for the groups that could not be computed."""
+    facts: Facts = {"status": report.status}
+    warnings: list[str] = []
+    groups: list[Callable[[Report, Facts], None]] = [
+        _event_facts,
+        _op_input_facts,
+        _config_facts,
+        _history_facts,
+        _activation_facts,
+        _weight_facts,
+        _target_facts,
+    ]
+    for group in groups:
+        try:
+            group(report, facts)
+        except Exception as exc:  # odd evidence must not stop the diagnosis
+            warnings.append(f"facts: {group.__name__.strip('_')} skipped: {type(exc).__name__}: {exc}")
+    return {k: v for k, v in facts.items() if v is not None}, warnings
+
+
+# --- the event --------------------------------------------------------------------------------
+
+
+def _event_facts(report: Report, facts: Facts) -> None:
+    event = report.event
+    if event is None:
+        return
+    op = get(event, "op")
+    message = get(event, "message") or ""
+    anomaly = _ANOMALY.search(message) if isinstance(message, str) else None
+    if not op and anomaly:
+        op = anomaly.group(1)
+    base = normalize_op(op)
+    value = get(event, "value")
+    value = value.lower() if isinstance(value, str) else None
+    if value is None and isinstance(message, str):
+        value = "+".join(v for v in ("nan", "inf") if v in message.lower()) or None
+    phase = get(event, "phase")
+    facts.update(
+        {
+            "event.kind": get(event, "kind"),
+            "event.phase": phase,
+            "event.step": get(event, "step") if isinstance(get(event, "step"), int) else None,
+            "event.module": get(event, "module"),
+            "event.module_type": get(event, "module_type"),
+            "event.op": op,
+            "event.op_base": base,
+            "event.op_family": op_family(base),
+            "event.in_backward": phase == "backward" or is_backward_op(op) or bool(anomaly),
+            "event.dtype": normalize_dtype(get(event, "dtype")),
+            "event.value": value,
+            "event.has_nan": "nan" in value if value else None,
+            "event.has_inf": "inf" in value if value else None,
+            "event.message": message if isinstance(message, str) else None,
+            "event.exception_type": get(event, "exception_type"),
+            "event.anomaly": bool(anomaly),
+        }
+    )
+    if phase == "input":
+        words = " ".join(
+            str(x)
+            for x in (message, *(get(event, "details") or []), get(event, "tensor"),
+                      *(get(s, "name") for s in get(event, "op_inputs") or []))
+            if x
+        ).lower()
+        facts["event.input_role"] = "targets" if re.search(r"target|label", words) else "inputs"
+        indices = get(event, "sample_indices")
+        if isinstance(indices, list):
+            facts["event.sample_count"] = len(indices)
+
+
+def _signed(stats: Any, key: str) -> float | None:
+    return num(get(stats, key))
+
+
+def _op_input_facts(report: Report, facts: Facts) -> None:
+    inputs = list(get(report.event, "op_inputs") or []) if report.event else []
+    if not inputs:
+        return
+    mins = [num(get(s, "abs_min")) for s in inputs]
+    maxs = [num(get(s, "abs_max")) for s in inputs]
+    known_mins = [m for m in mins if m is not None]
+    known_maxs = [m for m in maxs if m is not None]
+    facts["op_input.count"] = len(inputs)
+    facts["op_input.nonfinite"] = any(_stats_nonfinite(s) for s in inputs)
+    if known_mins:
+        facts["op_input.min_abs"] = min(known_mins)
+    if known_maxs:
+        facts["op_input.max_abs"] = max(known_maxs)
+    facts["op_input.has_zero"] = _any_known(_has_zero(s) for s in inputs)
+    facts["op_input.has_negative"] = _any_known(_has_negative(s) for s in inputs)
+    signed_mins = [m for m in (_signed(s, "min") for s in inputs) if m is not None]
+    if signed_mins:
+        facts["op_input.min"] = min(signed_mins)
+    # The divisor of a binary division is its second input ("other"), when the tracer names it.
+    divisor = next((s for s in inputs if get(s, "name") in ("other", "input[1]", "divisor")), None)
+    if divisor is None and len(inputs) >= 2:
+        divisor = inputs[1]
+    if divisor is not None:
+        facts["op_input.divisor_has_zero"] = _has_zero(divisor)
+        facts["op_input.divisor_min_abs"] = num(get(divisor, "abs_min"))
+
+
+def _has_zero(stats: Any) -> bool | None:
+    zeros = get(stats, "zeros")
+    if isinstance(zeros, int) and not isinstance(zeros, bool):
+        return zeros > 0
+    abs_min = num(get(stats, "abs_min"))
+    if abs_min is not None:
+        return abs_min == 0.0
+    lo, hi = _signed(stats, "min"), _signed(stats, "max")
+    if lo is not None and hi is not None:
+        return lo <= 0.0 <= hi
+    return None
+
+
+def _has_negative(stats: Any) -> bool | None:
+    negatives = get(stats, "negatives")
+    if isinstance(negatives, int) and not isinstance(negatives, bool):
+        return negatives > 0
+    lo = _signed(stats, "min")
+    return None if lo is None else lo < 0.0
+
+
+def _any_known(values: Iterable[bool | None]) -> bool | None:
+    """True if any is True; False if all are known and False; None if unknown."""
+    seen = list(values)
+    if any(v is True for v in seen):
+        return True
+    if seen and all(v is False for v in seen):
+        return False
+    return None
+
+
+# --- the training config ----------------------------------------------------------------------
+
+
+def _config_facts(report: Report, facts: Facts) -> None:
+    config = report.config
+    precision = get(config, "precision") or "unknown"
+    facts["precision"] = precision
+    event_dtype = facts.get("event.dtype")
+    facts["precision.fp16"] = precision in ("fp16", "fp16-autocast") or event_dtype == "float16"
+    facts["precision.low"] = facts["precision.fp16"] or precision.startswith("bf16") or (
+        event_dtype == "bfloat16"
+    )
+    optimizer = get(config, "optimizer")
+    key = optimizer.rsplit(".", 1)[-1].lower() if isinstance(optimizer, str) and optimizer else None
+    facts["optimizer"] = optimizer
+    facts["optimizer.key"] = key
+    facts["optimizer.adam_family"] = key in heuristics().get("adam_family", []) if key else None
+    groups = [g for g in (get(config, "param_groups") or []) if isinstance(g, dict)]
+
+    lr = num(get(config, "lr"))
+    if lr is None:
+        lr = next((num(g.get("lr")) for g in groups if num(g.get("lr")) is not None), None)
+    if lr is None:
+        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+    facts["lr"] = lr
+    typical, source = typical_lr(key)
+    if typical is not None:
+        facts["lr.typical"] = typical
+        facts["lr.typical_source"] = source
+        if lr is not None and lr > 0:
+            facts["lr_vs_typical"] = lr / typical
+    scheduler = get(config, "lr_scheduler")
+    if scheduler:
+        facts["lr_scheduler"] = scheduler if isinstance(scheduler, str) else str(
+            get(scheduler, "name") or get(scheduler, "class") or "yes"
+        )
+
+    clip = get(config, "grad_clip")
+    facts["grad_clip.enabled"] = clip is not None
+    if clip is not None:
+        facts["grad_clip.kind"] = get(clip, "kind")
+        facts["grad_clip.max"] = num(get(clip, "max"))
+    scaler = bool(get(config, "grad_scaler", False))
+    facts["grad_scaler"] = scaler
+    after = get(config, "clip_after_unscale")
+    if scaler and clip is not None and isinstance(after, bool):
+        facts["scaler.clip_before_unscale"] = not after
+    facts["config.captured"] = bool(optimizer) or lr is not None
+
+    if facts["optimizer.adam_family"]:
+        eps = next((num(g.get("eps")) for g in groups if num(g.get("eps")) is not None), None)
+        facts["adam.eps_known"] = eps is not None
+        if eps is None:
+            eps = num(heuristics().get("default_eps", {}).get(key))
+        if eps is not None:
+            facts["adam.eps"] = eps
+            facts["adam.eps_in_fp16"] = round_to_fp16(eps)
+            # Adam's eps is added in the dtype of the parameters: pure fp16 weights only.
+            facts["adam.eps_underflows"] = precision == "fp16" and round_to_fp16(eps) == 0.0
+
+
+# --- the step history -------------------------------------------------------------------------
+
+
+def _window(values: list[float | None]) -> list[float]:
+    finite = [v for v in values if v is not None]
+    return finite[-int(threshold("trend_window", 6)):]
+
+
+def _growth(values: list[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    first, last = abs(values[0]), abs(values[-1])
+    return None if first == 0.0 else last / first
+
+
+def _rising_steps(values: list[float]) -> int:
+    count = 0
+    for before, after in zip(reversed(values[:-1]), reversed(values[1:]), strict=True):
+        if after > before:
+            count += 1
+        else:
+            break
+    return count
+
+
+def _history_facts(report: Report, facts: Facts) -> None:
+    history = [r for r in report.history if r is not None]
+    facts["history.steps"] = len(history)
+    if not history:
+        return
+    losses = _window([num(r.loss) for r in history])
+    if losses:
+        facts["loss.first"] = losses[0]
+        facts["loss.last"] = losses[-1]
+        facts["loss_trend"] = _growth(losses)
+        facts["loss.rising_steps"] = _rising_steps(losses)
+    all_losses = [abs(v) for v in (num(r.loss) for r in history) if v is not None]
+    if all_losses:
+        facts["loss.max_abs"] = max(all_losses)
+    norms = _window([num(r.grad_norm) for r in history])
+    if norms:
+        facts["grad_norm.first"] = norms[0]
+        facts["grad_norm.last"] = norms[-1]
+        facts["grad_norm.max"] = max(norms)
+        facts["grad_norm_growth"] = _growth(norms)
+        facts["grad_norm.rising_steps"] = _rising_steps(norms)
+    facts["grad_norm.nonfinite"] = any(_is_nonfinite_number(r.grad_norm) for r in history)
+    weight_norms = _window([num(get(r, "weight_norm")) for r in history])
+    if len(weight_norms) >= 2:
+        facts["weight_norm_growth"] = _growth(weight_norms)
+    ratios = [num(get(r, "update_ratio")) for r in history]
+    ratios = [r for r in ratios if r is not None]
+    if ratios:
+        facts["update_ratio.max"] = max(ratios[-int(threshold("trend_window", 6)):])
+
+    scales = [num(r.loss_scale) for r in history]
+    known = [s for s in scales if s is not None]
+    if known:
+        facts["loss_scale.first"] = known[0]
+        facts["loss_scale.last"] = known[-1]
+        facts["loss_scale.min"] = min(known)
+        if known[-1] > 0:
+            facts["loss_scale.drop"] = max(known) / known[-1]
+    skipped = [bool(r.skipped) for r in history]
+    facts["skipped_steps"] = sum(skipped)
+    consecutive = 0
+    for flag in reversed(skipped):
+        if not flag:
+            break
+        consecutive += 1
+    facts["skipped.consecutive_at_end"] = consecutive
+
+
+# --- activations ------------------------------------------------------------------------------
+
+
+def _activation_facts(report: Report, facts: Facts) -> None:
+    """The largest finite |activation| before the event, against its dtype's limit."""
+    precision_dtype = PRECISION_DTYPE.get(str(facts.get("precision")))
+    event_step = facts.get("event.step")
+    best: tuple[float, float, str, Any, Any] | None = None  # ratio, |x|, dtype, module, step
+    near = 0
+    for frame in report.frames:
+        if frame is None or frame.producer:
+            continue
+        for stats in (*frame.outputs, *frame.inputs):
+            value = num(get(stats, "abs_max"))
+            dtype = normalize_dtype(get(stats, "dtype")) or precision_dtype
+            if value is None or dtype not in DTYPE_MAX:
+                continue
+            ratio = value / DTYPE_MAX[dtype]
+            if get(stats, "near_limit") or ratio >= threshold("near_limit_ratio", 0.5):
+                near += 1
+            if best is None or ratio > best[0]:
+                best = (ratio, value, dtype, frame.module, frame.step)
+    for record in report.history:
+        value = num(record.max_activation)
+        if value is None or precision_dtype is None:
+            continue
+        ratio = value / DTYPE_MAX[precision_dtype]
+        if record.near_limit:
+            near += 1
+        if best is None or ratio > best[0]:
+            best = (ratio, value, precision_dtype, None, record.step)
+    facts["activation.near_limit_count"] = near
+    if best is not None:
+        ratio, value, dtype, module, step = best
+        facts["dtype.max_abs_ratio"] = ratio
+        facts["activation.max_abs"] = value
+        facts["activation.dtype"] = dtype
+        facts["activation.module"] = module
+        if isinstance(step, int) and isinstance(event_step, int):
+            facts["activation.steps_before_event"] = max(event_step - step, 0)
+    loss = facts.get("loss.max_abs")
+    if loss is not None and facts.get("precision.fp16"):
+        facts["loss.fp16_ratio"] = loss / DTYPE_MAX["float16"]
+
+
+# --- weights ----------------------------------------------------------------------------------
+
+
+def _weight_facts(report: Report, facts: Facts) -> None:
+    largest: float | None = None
+    nonfinite = False
+    for frame in report.frames:
+        if frame is None:
+            continue
+        for stats in frame.weights:
+            if _stats_nonfinite(stats):
+                nonfinite = True
+            value = num(get(stats, "abs_max"))
+            if value is not None and (largest is None or value > largest):
+                largest = value
+    facts["weights.nonfinite"] = nonfinite
+    facts["weights.max_abs"] = largest
+    step = facts.get("event.step")
+    facts["weights.at_start"] = (step == 0) or (step is None and not report.history)
+
+
+# --- targets of a classification loss ---------------------------------------------------------
+
+
+def _target_facts(report: Report, facts: Facts) -> None:
+    module_type = str(facts.get("event.module_type") or "").lower()
+    is_ce = facts.get("event.op_family") == "cross_entropy" or module_type in (
+        "crossentropyloss", "nllloss"
+    )
+    facts["loss.is_cross_entropy"] = is_ce
+    if not is_ce or report.event is None:
+        return
+    loss_fn = get(report.config, "loss_fn")
+    ignore = get(loss_fn, "ignore_index") if isinstance(loss_fn, dict) else None
+    ignore = get(report.event, "ignore_index", ignore)
+    ignore = int(ignore) if isinstance(ignore, int | float) and not isinstance(ignore, bool) else -100
+    facts["targets.ignore_index"] = ignore
+    explicit = get(report.event, "all_targets_ignored")
+    if isinstance(explicit, bool):
+        facts["targets.all_ignored"] = explicit
+        return
+    inputs = list(get(report.event, "op_inputs") or [])
+    target = next(
+        (s for s in inputs if re.search(r"target|label", str(get(s, "name") or ""), re.I)),
+        inputs[1] if len(inputs) >= 2 else None,
+    )
+    if target is None:
+        return
+    lo, hi = _signed(target, "min"), _signed(target, "max")
+    if lo is not None and hi is not None:
+        facts["targets.all_ignored"] = lo == hi == ignore
+        return
+    amin, amax = num(get(target, "abs_min")), num(get(target, "abs_max"))
+    if amin is not None and amax is not None:
+        # Without signs, every |target| equal to |ignore_index| is the best evidence there is.
+        facts["targets.all_ignored"] = amin == amax == abs(ignore)
