@@ -101,3 +101,11 @@ def test_every_record_has_a_variants_entry() -> None:
 )
 def test_real_variant_messages_match_only_their_own_record(slug: str, message: str) -> None:
     assert _matching_slugs(message) == [slug]
+
+
+def test_the_project_loader_accepts_every_record_without_problems() -> None:
+    import diagnose
+
+    result = diagnose.load_records(RECORDS_DIR)
+    assert result.problems == []
+    assert sorted(r.slug for r in result.records) == sorted(BY_SLUG)
