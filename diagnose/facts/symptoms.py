@@ -42,9 +42,11 @@ def fmt(x: float | None) -> str:
     if x is None:
         return "?"
     if x == 0 or not math.isfinite(x):
-        return str(x).replace("inf", "inf")
+        return str(x)
     a = abs(x)
-    if 1e-3 <= a < 1e4:
+    if 100 <= a < 1e4:
+        return f"{x:.0f}"
+    if 1e-3 <= a < 100:
         return f"{x:.3g}"
     mantissa, exponent = f"{x:.1e}".split("e")
     mantissa = mantissa.removesuffix(".0")
