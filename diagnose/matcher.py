@@ -154,14 +154,20 @@ class Matcher:
                 if id(record) in taken:
                     continue
                 relation = class_relation(line.exc_class, field_of(record, "errorClass"))
-                adjusted = min(1.0, sim * line.weight + CLASS_BONUS.get(relation or "", 0.0))
+                # not capped here, so that the class still breaks ties between perfect texts
+                adjusted = sim * line.weight + CLASS_BONUS.get(relation or "", 0.0)
                 if i in best and best[i][0] >= adjusted:
                     continue
                 reason = f"similar text ({sim:.2f}) to the {line.role} line"
                 reason += f" `{_short(line.first_line)}`"
                 reason += _class_note(line.exc_class, record, relation)
                 match = Match(
-                    record, SIMILAR_SCALE * adjusted, reason, "similar", line.text, line.role
+                    record,
+                    SIMILAR_SCALE * min(1.0, adjusted),
+                    reason,
+                    "similar",
+                    line.text,
+                    line.role,
                 )
                 best[i] = (adjusted, match)
         ranked = sorted(best.values(), key=lambda pair: -pair[0])

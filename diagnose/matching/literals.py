@@ -34,11 +34,12 @@ _TOKEN = re.compile(
     | (?P<bar>\|)
     | (?P<quant>(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?)
     | (?P<any>[.^$])
-    | (?P<text>[^\\\[\]()|*+?{}.^$]+)
+    | (?P<text>(?:[^\\\[\]()|*+?{}.^$]|\\[^A-Za-z0-9])+)
     | (?P<other>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _LITERAL_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
 _ZERO_WIDTH_ESCAPES = frozenset("bBAZ")
 
@@ -96,7 +97,7 @@ def _analyze_fast(pattern: str) -> PatternInfo:
         tok = m.group()
         if kind == "text":
             if depth == 0:
-                run.append(tok)
+                run.append(_UNESCAPE.sub(r"\1", tok) if "\\" in tok else tok)
         elif kind == "esc":
             ch = tok[1]
             if ch.isalnum():

@@ -121,6 +121,12 @@ def extract_error_lines(text: str) -> list[ErrorLine]:
                 (loose if found.role != "log" else logs).append(found)
         i += 1
     result = _order_tracebacks(tracebacks)
+    exceptions = [e for e in loose if e.role == "exception"]
+    if not tracebacks and exceptions:  # a bare "ExcClass: message" is the final error
+        last = exceptions[-1]
+        loose = [
+            ErrorLine(e.text, e.message, e.exc_class, "final") if e is last else e for e in loose
+        ]
     result += loose[-MAX_LOG_LINES:]
     result += logs[-MAX_LOG_LINES:]
     result = _dedupe(result)

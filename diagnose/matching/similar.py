@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 
 from diagnose.matching.normalize import tokens
 
 BRUTE_FORCE_BELOW = 500  # compare every record when there are fewer
-CANDIDATES = 48
+CANDIDATES = 24
 MAX_DF = 0.05
 MIN_SHARED = 3  # content words two texts must share before subset matching counts
 SUBSET_WEIGHT = 0.9
@@ -60,15 +60,13 @@ class SimilarityIndex:
         ids = [i for i in ids if self._texts[i]]
         if not ids:
             return []
-        texts = [self._texts[i] for i in ids]
-        ordered = process.cdist([query], texts, scorer=fuzz.token_sort_ratio)[0]
-        subset = process.cdist([query], texts, scorer=fuzz.token_set_ratio)[0]
         qwords = frozenset(tokens(query))
         scored = []
-        for k, i in enumerate(ids):
-            score = float(ordered[k])
+        for i in ids:
+            text = self._texts[i]
+            score = fuzz.token_sort_ratio(query, text)
             if len(qwords & self._words[i]) >= MIN_SHARED:
-                score = max(score, SUBSET_WEIGHT * float(subset[k]))
+                score = max(score, SUBSET_WEIGHT * fuzz.token_set_ratio(query, text))
             scored.append((i, score / 100.0))
         scored.sort(key=lambda pair: -pair[1])
         return scored[:limit]

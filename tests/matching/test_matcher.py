@@ -1,0 +1,117 @@
+"""The matcher ranks records for real pasted tracebacks, and says so honestly when none fits."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from diagnose.matcher import Matcher
+
+
+@dataclass
+class Rec:
+    """Any object with the upstream record keys works (duck typing)."""
+
+    id: str
+    slug: str
+    errorMessage: str
+    messagePattern: str | None
+    errorClass: str | None = "RuntimeError"
+    solutions: list[str] = field(default_factory=list)
+
+
+OOM = Rec(
+    "oom", "cuda-oom",
+    "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity)",
+    r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
+    "OutOfMemoryError",
+)
+DEVICES = Rec(
+    "dev", "same-device",
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+    r"Expected all tensors to be on the same device, but found at least two devices, "
+    r"(?:cuda|cpu)(?::\d+)? and (?:cuda|cpu)(?::\d+)?",
+)
+MATMUL = Rec(
+    "mm", "matmul-shapes",
+    "mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)",
+    r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
+)
+RECORDS = [OOM, DEVICES, MATMUL]
+
+
+def test_pattern_match_ranks_first_with_score_and_reason():
+    m = Matcher(RECORDS).match("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+    assert m[0].record is MATMUL
+    assert m[0].kind == "pattern" and m[0].score == 1.0
+    assert m[0].reason.startswith("pattern matched the final line `RuntimeError: mat1")
+    assert "same error class RuntimeError" in m[0].reason
+
+
+def test_similar_text_matches_without_a_pattern_hit_and_scores_below_patterns():
+    # wording drifted between versions: no pattern matches, the text is still close
+    m = Matcher(RECORDS).match(
+        "RuntimeError: Expected all tensors to be on the same device, but got two devices, cuda:1 and cpu"
+    )
+    assert m[0].record is DEVICES and m[0].kind == "similar"
+    assert 0 < m[0].score < 0.9
+    assert m[0].reason.startswith("similar text (0.")
+
+
+def test_error_class_breaks_ties_between_equally_similar_records():
+    a = Rec("a", "a", "loss scale too small for step", None, "ValueError")
+    b = Rec("b", "b", "loss scale too small for step", None, "RuntimeError")
+    m = Matcher([a, b]).search("RuntimeError: loss scale too small for step")
+    assert [x.record.id for x in m.matches] == ["b", "a"]
+
+
+def test_no_match_is_an_honest_answer_with_the_nearest_apart():
+    matcher = Matcher(RECORDS)
+    query = "KeyError: 'input_ids' not found in batch dictionary"
+    assert matcher.match(query) == []
+    result = matcher.search(query, nearest=2)
+    assert not result.matched and result.matches == []
+    assert 1 <= len(result.nearest) <= 2
+    assert all(n.score < matcher.threshold * 0.9 for n in result.nearest)
+
+
+def test_a_pattern_that_does_not_compile_is_skipped_and_reported():
+    bad = Rec("bad", "bad", "CUDA out of memory", r"CUDA out of memory(")
+    matcher = Matcher([bad, OOM])
+    m = matcher.match("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB")
+    assert m[0].record is OOM and m[0].kind == "pattern"
+    assert [(r.id, why.split(":")[0]) for r, why in matcher.problems] == [
+        ("bad", "pattern does not compile")
+    ]
+
+
+def test_catastrophic_backtracking_pattern_cannot_hang_a_match():
+    evil = Rec("evil", "evil", "aaaa", r"(a+)+$", None)
+    evil2 = Rec("evil2", "evil2", "aaaa", r"(\w+\s?)+$", None)
+    matcher = Matcher([evil, evil2, OOM])
+    line = "RuntimeError: " + "a" * 5000 + "!"
+    start = time.perf_counter()
+    matcher.search(line)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_many_records_still_find_the_right_one():
+    filler = [
+        Rec(f"f{i}", f"f{i}", f"synthetic failure number {i} in stage alpha{i}",
+            rf"synthetic failure number {i} in stage alpha{i}\b")
+        for i in range(3000)
+    ]
+    matcher = Matcher([*filler, *RECORDS])
+    m = matcher.match("synthetic failure number 1234 in stage alpha1234")
+    assert m[0].record.id == "f1234" and m[0].kind == "pattern"
+    m = matcher.match("RuntimeError: Expected all tensors to be on the same device, but found "
+                      "at least two devices, cpu and cuda:7!")
+    assert m[0].record is DEVICES
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_limit_is_respected(limit):
+    query = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+    assert len(Matcher([*RECORDS, MATMUL]).match(query, limit=limit)) <= limit
