@@ -26,6 +26,7 @@ FACTS: dict[str, str] = {
     "event.message": "the event's message (for exceptions: the exception text)",
     "event.exception_type": "class name of the exception the script raised",
     "event.anomaly": "the exception is autograd's detect_anomaly error naming a backward op",
+    "event.location": '"file:line" of the user\'s own code where the value was born',
     "event.input_role": 'for phase "input": "targets" when the bad tensor is the targets/labels, '
     'else "inputs"',
     "event.sample_count": "number of dataset samples found holding non-finite values",

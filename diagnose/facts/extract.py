@@ -121,6 +121,7 @@ def _event_facts(report: Report, facts: Facts) -> None:
             "event.message": message if isinstance(message, str) else None,
             "event.exception_type": get(event, "exception_type"),
             "event.anomaly": bool(anomaly),
+            "event.location": _location(get(event, "location")),
         }
     )
     if phase == "input":
@@ -134,6 +135,13 @@ def _event_facts(report: Report, facts: Facts) -> None:
         indices = get(event, "sample_indices")
         if isinstance(indices, list):
             facts["event.sample_count"] = len(indices)
+
+
+def _location(location: Any) -> str | None:
+    file, line = get(location, "file"), get(location, "line")
+    if not isinstance(file, str) or not file:
+        return None
+    return f"{file}:{line}" if isinstance(line, int) else file
 
 
 def _signed(stats: Any, key: str) -> float | None:

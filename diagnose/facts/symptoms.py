@@ -41,7 +41,9 @@ def fmt(x: float | None) -> str:
     """Numbers as people write them: 6.3e4, 0.001, 12.5."""
     if x is None:
         return "?"
-    if x == 0 or not math.isfinite(x):
+    if x == 0:
+        return "0"
+    if not math.isfinite(x):
         return str(x)
     a = abs(x)
     if 100 <= a < 1e4:
@@ -65,6 +67,8 @@ def _where(f: Facts) -> str:
     if f.get("event.module"):
         kind = f" ({f['event.module_type']})" if f.get("event.module_type") else ""
         bits.append(f"in {f['event.module']}{kind}")
+    if f.get("event.location"):
+        bits.append(f"at {f['event.location']}")
     if isinstance(f.get("event.step"), int):
         bits.append(f"at step {f['event.step']}")
     return " ".join(bits)
