@@ -21,6 +21,7 @@ class LossWatcher:
         self._errors = errors
         self._calls: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._order: dict[int, int] = {}
+        self._first: Any = None  # held so that a loss local to main() outlives main()
 
     def install(self, patcher: Patcher) -> None:
         from torch.nn.modules import loss
@@ -31,6 +32,8 @@ class LossWatcher:
         count = self._calls.get(module)
         if count is None:
             self._order[id(module)] = len(self._order)
+            if self._first is None:
+                self._first = module
             count = 0
         self._calls[module] = count + 1
 

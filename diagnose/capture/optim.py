@@ -120,12 +120,18 @@ class SchedulerWatcher:
     def install(self, patcher: Patcher) -> None:
         from torch.optim import lr_scheduler
 
-        patcher.wrap(lr_scheduler.LRScheduler, "__init__", after=self._constructed,
-                     label="LRScheduler.__init__")
-        plateau = getattr(lr_scheduler, "ReduceLROnPlateau", None)
-        if plateau is not None and "__init__" in vars(plateau):
-            patcher.wrap(plateau, "__init__", after=self._constructed,
-                         label="ReduceLROnPlateau.__init__")
+        # Some schedulers (SequentialLR, ChainedScheduler, ReduceLROnPlateau) never call
+        # LRScheduler.__init__, so every scheduler class torch ships with its own __init__ is
+        # wrapped; a scheduler seen twice (subclass and base) is remembered once.
+        base = lr_scheduler.LRScheduler
+        classes = [base] + [
+            cls for cls in vars(lr_scheduler).values()
+            if isinstance(cls, type) and cls is not base and "__init__" in vars(cls)
+            and (issubclass(cls, base) or cls.__name__ == "ReduceLROnPlateau")
+        ]
+        for cls in classes:
+            patcher.wrap(cls, "__init__", after=self._constructed,
+                         label=f"{cls.__name__}.__init__")
 
     def _constructed(self, _result: Any, scheduler: Any, *args: Any, **kwargs: Any) -> None:
         if self._schedulers.add(scheduler):
