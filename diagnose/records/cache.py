@@ -10,8 +10,8 @@ timestamp granularity: two writes within one clock tick can leave identical stam
 is therefore marked racy and stores a BLAKE2 hash of the content; using a racy entry means
 reading and hashing the file, and a match made after the racy window has passed upgrades it.
 
-Format: ``marshal`` of plain values, with records stored column by column; rebuilding models
-from it skips validation (the content is what was validated) and is ~10x faster than pickle.
+Format: ``marshal`` of plain values (each record's field dict); rebuilding models from it skips
+validation (the content is what was validated) and is several times faster than pickle.
 The key includes a fingerprint of the schema and of the validation code, so a change to either
 invalidates every entry.
 """
@@ -80,15 +80,15 @@ def is_racy(st: os.stat_result, read_started_ns: int) -> bool:
     return max(st.st_mtime_ns, st.st_ctime_ns) >= read_started_ns - RACY_NS
 
 
-def _build(columns: tuple[list[Any], ...]) -> list[ErrorRecord]:
+def _build(rows: list[dict[str, Any]]) -> list[ErrorRecord]:
     """Rebuild already-validated records without validating them again."""
     new = ErrorRecord.__new__
     setattr_ = object.__setattr__
-    fields_set = set(_FIELDS)
+    fields_set = set(_FIELDS)  # shared: the models are frozen
     out = []
-    for row in zip(*columns, strict=True):
+    for row in rows:
         record = new(ErrorRecord)
-        setattr_(record, "__dict__", dict(zip(_FIELDS, row, strict=True)))
+        setattr_(record, "__dict__", row)
         setattr_(record, "__pydantic_fields_set__", fields_set)
         setattr_(record, "__pydantic_extra__", None)
         setattr_(record, "__pydantic_private__", None)
@@ -119,9 +119,9 @@ def load(path: Path, st: os.stat_result) -> Parsed | None:
             return None
         if not is_racy(st, started):  # the tick has passed: later writes will show in stamps
             _write(entry, (FORMAT, fp, sig, False, digest, payload))
-    not_records, findings, where, columns = payload
+    not_records, findings, where, rows = payload
     return Parsed(
-        records=_build(columns),
+        records=_build(rows),
         where=[tuple(w) for w in where],
         findings=[tuple(f) for f in findings],
         not_records=not_records,
@@ -134,10 +134,8 @@ def store(path: Path, st: os.stat_result, data: bytes, read_started_ns: int, par
     if folder is None:
         return
     racy = is_racy(st, read_started_ns)
-    columns = tuple(
-        [getattr(r, name) for r in parsed.records] for name in _FIELDS
-    ) if parsed.records else tuple([] for _ in _FIELDS)
-    payload = (parsed.not_records, parsed.findings, parsed.where, columns)
+    rows = [record.__dict__ for record in parsed.records]
+    payload = (parsed.not_records, parsed.findings, parsed.where, rows)
     digest = content_hash(data) if racy else b""
     _write(_entry_path(folder, path), (FORMAT, fingerprint(), signature(st), racy, digest, payload))
 

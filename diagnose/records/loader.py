@@ -9,8 +9,11 @@ and JSON files that are JSON Schemas (``schema.json``), is skipped and listed in
 
 from __future__ import annotations
 
+import gc
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from diagnose.paths import records_dir
@@ -155,6 +158,24 @@ def load_records(*paths: str | os.PathLike[str]) -> LoadResult:
     A record whose id was already loaded is reported and left out.
     """
     targets = [Path(p) for p in paths] if paths else [records_dir()]
+    with _no_gc():
+        return _load(targets)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic GC: loading creates millions of acyclic objects, and collections
+    triggered by every 700 allocations made loading 100k records 3-4x slower (measured)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(targets: list[Path]) -> LoadResult:
     loading = _Loading()
     for target in targets:
         display = _display(target)
