@@ -1,0 +1,170 @@
+"""The Fixes tab: ranked list, coloured patch, copy (c), apply (a), verify (v)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+from tests.tui.conftest import notifications
+from tui.app import DiagnoseApp, _verified
+from tui.screens.confirm import ConfirmScreen
+from tui.text import Palette, diff_text
+from tui.widgets.fixes_view import FixesView, FixList
+
+
+async def test_fixes_are_listed_best_first_with_the_selected_detail(fp16_report):
+    app = DiagnoseApp(fp16_report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        assert isinstance(app.focused, FixList)
+        option_list = app.query_one(FixList)
+        labels = [option_list.get_option_at_index(i).prompt.plain for i in range(4)]
+        assert labels[0].startswith("1. 0.87") and "bfloat16" in labels[0]
+        detail = app.query_one("#fix-detail").render().plain
+        for part in ("score 0.87", "Why", "Rules  fp16-overflow-in-forward", "Evidence",
+                     "+        with torch.autocast(\"cpu\", dtype=torch.bfloat16):"):
+            assert part in detail
+        await pilot.press("j")
+        assert app.query_one(FixesView).selected == 1
+        assert "Clip the gradient norm" in app.query_one("#fix-detail").render().plain
+        await pilot.press("k", "down", "down", "down")
+        detail = app.query_one("#fix-detail").render().plain
+        assert "no single line to change" in detail  # the patch note of a fix without patch
+
+
+def test_diff_lines_are_coloured_by_kind():
+    palette = Palette(error="#ff0000", success="#00ff00", accent="#0000ff")
+    text = diff_text("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n same", palette)
+    styles = {}
+    for span in text.spans:
+        styles[text.plain[span.start:span.end].strip()] = str(span.style)
+    assert "#00ff00" in styles["+new"]
+    assert "#ff0000" in styles["-old"]
+    assert "#0000ff" in styles["@@ -1 +1 @@"]
+    assert "same" not in styles
+
+
+async def test_c_copies_the_selected_patch_to_the_clipboard(fp16_report):
+    app = DiagnoseApp(fp16_report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "j", "c")
+        assert app.clipboard == fp16_report.fixes[1].patch
+        assert "Copied the patch of enable-grad-clipping." in notifications(app)
+        await pilot.press("j", "j", "c")  # no concrete patch: the example is copied
+        assert app.clipboard == fp16_report.fixes[3].example_patch
+
+
+def _file_patcher(script: Path):
+    """A real patcher for the test: backs the script up, then rewrites the changed line."""
+
+    def apply(report, fix_id):
+        backup = script.with_suffix(".py.bak")
+        shutil.copy2(script, backup)
+        script.write_text(script.read_text().replace("float16", "bfloat16"))
+        return f"backup in {backup.name}"
+
+    return apply
+
+
+async def test_a_asks_first_then_applies_with_a_backup(fp16_report, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("dtype = torch.float16\n")
+    app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert script.read_text() == "dtype = torch.float16\n"
+        assert "Not applied." in notifications(app)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert script.read_text() == "dtype = torch.bfloat16\n"
+        assert (tmp_path / "train.py.bak").read_text() == "dtype = torch.float16\n"
+        assert "Applied use-bf16 (backup in train.py.bak)." in notifications(app)
+
+
+async def test_a_on_a_fix_without_patch_explains_why(fp16_report):
+    app = DiagnoseApp(fp16_report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "j", "j", "j", "a")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("no single line to change" in m for m in notifications(app))
+
+
+async def test_a_reports_a_patcher_that_fails(fp16_report):
+    def broken(report, fix_id):
+        raise FileNotFoundError("examples/fp16_overflow.py: no such file")
+
+    app = DiagnoseApp(fp16_report, patcher=broken)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert any(m.startswith("Could not apply use-bf16:") for m in notifications(app))
+
+
+async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_report):
+    started, release = threading.Event(), threading.Event()
+    calls = []
+
+    def verifier(report, fix_id):
+        calls.append(fix_id)
+        started.set()
+        release.wait(10)
+        return [{"id": fix_id, "verified": True}]
+
+    app = DiagnoseApp(fp16_report, verifier=verifier)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "v")
+        assert started.wait(5)
+        await pilot.pause()
+        view = app.query_one(FixesView)
+        assert view.verifying == {"use-bf16"}
+        assert app.query_one("#verify-progress").display
+        first = app.query_one(FixList).get_option_at_index(0).prompt.plain
+        assert "…" in first
+        await pilot.press("j")  # the screen answers while the run goes on
+        assert view.selected == 1
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert calls == ["use-bf16"]
+        assert view.verifying == frozenset()
+        assert not app.query_one("#verify-progress").display
+        assert fp16_report.fixes[0].verified is True
+        assert "✓" in app.query_one(FixList).get_option_at_index(0).prompt.plain
+        assert "use-bf16: verified, the patched run is clean." in notifications(app)
+
+
+async def test_v_without_a_verifier_module_says_so(fp16_report):
+    app = DiagnoseApp(fp16_report, verifier=_missing)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert any("verification is not available" in m for m in notifications(app))
+        assert fp16_report.fixes[0].verified is None
+
+
+def _missing(report, fix_id):
+    raise ImportError("No module named 'diagnose.verify'")
+
+
+def test_verdicts_are_read_from_what_a_verifier_returns(fp16_report):
+    assert _verified(False, fp16_report, "use-bf16") is False
+    assert _verified({"use-bf16": True}, fp16_report, "use-bf16") is True
+    fixed = fp16_report.model_copy(deep=True)
+    fixed.fixes[0].verified = True
+    assert _verified(fixed, fp16_report, "use-bf16") is True
+    assert _verified(fixed.fixes, fp16_report, "use-bf16") is True
+    assert _verified(None, fp16_report, "use-bf16") is None
