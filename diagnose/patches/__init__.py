@@ -1,0 +1,107 @@
+"""Concrete patches against the user's own script, one module per kind of fix.
+
+``make_patch(fix_id, script, report)`` returns a ``PatchResult`` (a unified diff, a note, the new
+source); ``attach_patches(report, script)`` fills ``fix.patch`` / ``fix.patch_note`` for every
+fix of a report; ``apply_patch(report, fix_id)`` writes one to the script, keeping a backup.
+A fix without a concrete patch keeps its example patch and says why in ``patch_note``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from diagnose.patches.clipping import enable_grad_clipping, unscale_before_clipping
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.guards import guard_division, guard_sqrt, stabilize_exp, stabilize_log
+from diagnose.patches.init import fix_initialization
+from diagnose.patches.loops import guard_ignored_targets, sanitize_inputs
+from diagnose.patches.lr import lower_learning_rate
+from diagnose.patches.precision import raise_adam_eps, upcast_to_fp32, use_bf16
+from diagnose.patches.source import NoPatch, Script, unified_diff
+from diagnose.report import Report
+
+__all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch",
+           "patched_source"]
+
+PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
+    "lower-learning-rate": lower_learning_rate,
+    "enable-grad-clipping": enable_grad_clipping,
+    "unscale-before-clipping": unscale_before_clipping,
+    "use-bf16": use_bf16,
+    "upcast-to-fp32": upcast_to_fp32,
+    "raise-adam-eps": raise_adam_eps,
+    "stabilize-log": stabilize_log,
+    "guard-division": guard_division,
+    "guard-sqrt": guard_sqrt,
+    "stabilize-exp": stabilize_exp,
+    "sanitize-inputs": sanitize_inputs,
+    "guard-ignored-targets": guard_ignored_targets,
+    "fix-initialization": fix_initialization,
+}
+
+# Fixes that are a change of approach rather than an edit at one place.
+NOTES = {
+    "add-lr-warmup": "a warmup schedule depends on how the script steps its scheduler: "
+                     "add one as in the example",
+    "enable-loss-scaling": "a GradScaler changes backward, step and the loop's bookkeeping: "
+                           "add it as in the example",
+}
+
+
+@dataclass
+class PatchResult:
+    """``diff``: a unified diff against the script (None when there is nothing to apply);
+    ``note``: why there is no patch, or what the patch does / how to apply it instead;
+    ``new_source``: the patched script's text (None without a diff)."""
+
+    diff: str | None
+    note: str | None
+    new_source: str | None = None
+
+
+def make_patch(fix_id: str, script_path: str | Path, report: Report) -> PatchResult:
+    """The concrete patch of ``fix_id`` against ``script_path`` for the run in ``report``."""
+    path = Path(script_path)
+    patcher = PATCHERS.get(fix_id)
+    if patcher is None:
+        return PatchResult(None, NOTES.get(fix_id, "no automatic patch for this fix: "
+                                                   "see the example"))
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return PatchResult(None, f"cannot read {path}: {exc}")
+    try:
+        patched = patcher(PatchContext(Script(str(path), source), report, path))
+    except NoPatch as exc:
+        return PatchResult(None, f"no automatic patch: {exc}")
+    if patched.source is None or patched.source == source:
+        return PatchResult(None, patched.note)
+    return PatchResult(unified_diff(source, patched.source, path.name), patched.note,
+                       patched.source)
+
+
+def patched_source(fix_id: str, script_path: str | Path, report: Report) -> str:
+    """The script's text with ``fix_id`` applied, or NoPatch saying why there is none."""
+    result = make_patch(fix_id, script_path, report)
+    if result.new_source is None:
+        raise NoPatch(result.note or f"no patch for {fix_id}")
+    return result.new_source
+
+
+def attach_patches(report: Report, script_path: str | Path) -> Report:
+    """Fill ``patch`` and ``patch_note`` of every fix in ``report``; returns the report."""
+    for fix in report.fixes:
+        result = make_patch(fix.id, script_path, report)
+        fix.patch = result.diff
+        fix.patch_note = result.note
+    return report
+
+
+def apply_patch(report: Report, fix_id: str, *, backup: bool = True,
+                script_path: str | Path | None = None) -> Path:
+    """Write ``fix_id``'s patch into the script the report was made from; returns its path."""
+    from diagnose.patches.apply import apply
+
+    return apply(report, fix_id, backup=backup, script_path=script_path)

@@ -1,0 +1,114 @@
+"""enable-grad-clipping and unscale-before-clipping: clip after ``backward()``, unscaled.
+
+The clip goes right after each ``....backward()`` statement, on the parameters the optimizer was
+built with (spelled as the script spells them); under a GradScaler, ``scaler.unscale_(opt)``
+comes first so that the threshold applies to the true gradients.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.source import NoPatch, code_of, dotted
+
+MAX_NORM = "1.0"
+CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
+
+
+def enable_grad_clipping(ctx: PatchContext) -> Patched:
+    script = ctx.script
+    existing = script.calls(*CLIP_NAMES)
+    if existing:
+        raise NoPatch(f"the script already clips gradients on line {script.line(existing[0])}: "
+                      "lower its threshold instead")
+    backwards = _backward_statements(ctx)
+    optimizer, params = _optimizer_and_params(ctx)
+    clip = f"{_utils(ctx)}.clip_grad_norm_({params}, {MAX_NORM})"
+    edit = ctx.edit()
+    for stmt, scaler in backwards:
+        lines = [clip] if scaler is None else [f"{scaler}.unscale_({optimizer})", clip]
+        edit.insert_after(stmt, *lines)
+    note = f"clips the gradient norm at {MAX_NORM} after backward()"
+    if any(scaler for _, scaler in backwards):
+        note += ", after unscaling them from the GradScaler"
+    return Patched(edit.result(), note)
+
+
+def unscale_before_clipping(ctx: PatchContext) -> Patched:
+    script = ctx.script
+    clips = script.calls(*CLIP_NAMES)
+    if not clips:
+        raise NoPatch("no clip_grad_norm_/clip_grad_value_ call in the script")
+    scalers = [s for _, s in _backward_statements(ctx) if s]
+    if not scalers:
+        raise NoPatch("no `scaler.scale(loss).backward()` in the script")
+    optimizer, _ = _optimizer_and_params(ctx)
+    if script.calls("unscale_"):
+        raise NoPatch(f"the script already calls unscale_ (line "
+                      f"{script.line(script.calls('unscale_')[0])}): move it above the clip")
+    edit = ctx.edit()
+    for clip in clips:
+        stmt = script.statement_of(clip)
+        if stmt is None:
+            raise NoPatch(f"the clip on line {script.line(clip)} is not a statement of its own")
+        edit.insert_before(stmt, f"{scalers[0]}.unscale_({optimizer})")
+    return Patched(edit.result(), f"unscales the gradients before clipping them "
+                                  f"({scalers[0]}.unscale_({optimizer}))")
+
+
+def _backward_statements(ctx: PatchContext) -> list[tuple[cst.SimpleStatementLine, str | None]]:
+    """Each ``X.backward()`` statement and, for ``S.scale(loss).backward()``, the scaler S."""
+    found = []
+    for call in ctx.script.calls("backward"):
+        stmt = ctx.script.statement_of(call)
+        if stmt is None or not isinstance(call.func, cst.Attribute):
+            continue
+        if not (len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+                and stmt.body[0].value is call):
+            continue
+        receiver = call.func.value
+        scaler = None
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and (
+                receiver.func.attr.value == "scale"):
+            scaler = dotted(receiver.func.value)
+        found.append((stmt, scaler))
+    if not found:
+        raise NoPatch("no `loss.backward()` statement in the script")
+    return found
+
+
+def _optimizer_and_params(ctx: PatchContext) -> tuple[str, str]:
+    """The optimizer's variable and the script's expression for the parameters it trains."""
+    script = ctx.script
+    calls = script.optimizer_calls()
+    if len(calls) != 1:
+        raise NoPatch("no single optimizer construction in the script to take the parameters from"
+                      if not calls else f"{len(calls)} optimizers are constructed: clip the "
+                      "parameters of the one that blew up")
+    call = calls[0]
+    optimizer = script.assigned_name(call)
+    if optimizer is None:
+        raise NoPatch(f"the optimizer on line {script.line(call)} is not assigned to a name")
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    simple = first is not None and (
+        isinstance(first, cst.Name | cst.Attribute)
+        or (isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute)
+            and first.func.attr.value == "parameters" and not first.args)
+    )
+    params = code_of(first) if simple else (
+        f'[p for group in {optimizer}.param_groups for p in group["params"]]')
+    return optimizer, params
+
+
+def _utils(ctx: PatchContext) -> str:
+    """``torch.nn.utils`` as the script can spell it."""
+    torch = ctx.script.imports_torch_as()
+    if torch is not None:
+        return f"{torch}.nn.utils"
+    for node in ctx.script.nodes(cst.ImportFrom):
+        if dotted(node.module) == "torch" and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if alias.name.value == "nn":
+                    return f"{alias.asname.name.value if alias.asname else 'nn'}.utils"
+    raise NoPatch("the script imports neither torch nor torch.nn")

@@ -1,0 +1,43 @@
+"""fix-initialization: take an absurd init scale (a gain or std of 1e6 and more) back to 1.
+
+A script's own initialisation scales weights through a constant or a ``std=``/``gain=`` argument;
+a literal of 1e6 or more there is the bug in every case we know of. Anything subtler (a wrong
+fan, an init loop that misses layers) is beyond a mechanical patch and gets a note.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.source import NoPatch, format_number, number
+
+HUGE = 1e6
+INIT_KEYWORDS = ("std", "gain", "a", "b", "scale", "mean")
+
+
+def fix_initialization(ctx: PatchContext) -> Patched:
+    script = ctx.script
+    found: list[tuple[cst.BaseExpression, str]] = []
+    for node in script.nodes((cst.Assign, cst.Arg)):
+        value = node.value
+        literal = number(value)
+        if literal is None or abs(literal) < HUGE:
+            continue
+        if isinstance(node, cst.Arg):
+            if node.keyword is None or node.keyword.value not in INIT_KEYWORDS:
+                continue
+            found.append((value, f"{node.keyword.value}={format_number(literal)}"))
+        elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            found.append((value, f"{node.targets[0].target.value} = {format_number(literal)}"))
+    if not found:
+        raise NoPatch("no init scale of 1e6 or more in the script: check the init code "
+                      "against the example (std ~ 1/sqrt(fan_in))")
+    if len(found) > 1:
+        raise NoPatch("several huge constants (" + ", ".join(w for _, w in found) +
+                      "): set the one your init uses back to ~1")
+    value, what = found[0]
+    edit = ctx.edit()
+    edit.replace(value, "1.0")
+    return Patched(edit.result(), f"{what} -> 1.0: weights of that scale overflow the first "
+                                  "forward pass")

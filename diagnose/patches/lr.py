@@ -1,0 +1,107 @@
+"""lower-learning-rate: divide the lr by 10 where it is set.
+
+The lr can be a literal in the optimizer call, a module-level constant, an argparse default, or
+a value given on the command line; for the last there is no code to edit, so the note says which
+flag to change instead.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.source import NoPatch, dotted, format_number, number
+
+FACTOR = 10.0
+# torch's default lr per optimizer (used when the call does not pass one).
+DEFAULT_LR = {"SGD": 1e-3, "Adam": 1e-3, "AdamW": 1e-3, "RMSprop": 1e-2, "Adagrad": 1e-2,
+              "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "Adadelta": 1.0, "ASGD": 1e-2,
+              "Rprop": 1e-2}
+
+
+def lower_learning_rate(ctx: PatchContext) -> Patched:
+    script = ctx.script
+    calls = script.optimizer_calls()
+    if not calls:
+        raise NoPatch("no torch.optim optimizer is constructed in the script")
+    if len(calls) > 1:
+        lines = ", ".join(str(script.line(c)) for c in calls)
+        raise NoPatch(f"{len(calls)} optimizers are constructed (lines {lines}): "
+                      "lower the lr of the one that trains the failing model")
+    call = calls[0]
+    edit = ctx.edit()
+    lr_arg = script.keyword(call, "lr")
+    if lr_arg is None and len(call.args) > 1 and call.args[1].keyword is None:
+        lr_arg = call.args[1]
+    if lr_arg is None:
+        name = dotted(call.func).split(".")[-1]
+        current = ctx.report.config.lr or DEFAULT_LR.get(name)
+        if current is None:
+            raise NoPatch(f"{name} is built with its default lr, which is not known here")
+        new = format_number(current / FACTOR)
+        last = call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        args = [*call.args[:-1], last, cst.Arg(keyword=cst.Name("lr"), value=cst.parse_expression(
+            new), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")))]
+        edit.replace(call, call.with_changes(args=args))
+        return Patched(edit.result(), f"{name} used its default lr {current:g}; set lr={new}")
+    return _lower_value(ctx, lr_arg.value, edit)
+
+
+def _lower_value(ctx: PatchContext, value: cst.BaseExpression, edit) -> Patched:
+    script = ctx.script
+    literal = number(value)
+    if literal is not None:
+        new = format_number(literal / FACTOR)
+        edit.replace(value, new)
+        return Patched(edit.result(), f"lr {literal:g} -> {new} in the optimizer call")
+    if isinstance(value, cst.Name):
+        assign = script.module_assignment(value.value)
+        if assign is None or number(assign.value) is None:
+            raise NoPatch(f"lr is `{value.value}`, which is not set once to a number at the "
+                          "top of the script")
+        old = number(assign.value)
+        new = format_number(old / FACTOR)
+        edit.replace(assign.value, new)
+        return Patched(edit.result(), f"{value.value} = {old:g} -> {new}")
+    if isinstance(value, cst.Attribute):
+        return _lower_flag(ctx, value.attr.value, edit)
+    raise NoPatch(f"lr is computed (`{script.module.code_for_node(value)}`): "
+                  "divide it by 10 where it is computed")
+
+
+def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
+    """lr comes from an argparse value ``args.<dest>``: the command line or the default."""
+    config = ctx.report.config
+    extra = config.model_extra or {}
+    given = (extra.get("args_given") or {}).get(dest)
+    values = extra.get("args") or {}
+    current = values.get(dest, config.lr)
+    if given and given != "positional":
+        if current is None:
+            raise NoPatch(f"lr comes from the {given} flag: run with a value 10x smaller")
+        new = format_number(float(current) / FACTOR)
+        return Patched(None, f"lr comes from the {given} flag: run with {given} {new} instead")
+    default = _argparse_default(ctx, dest)
+    if default is None:
+        raise NoPatch(f"lr comes from `args.{dest}`, whose default is not a number in the "
+                      f"script: pass a 10x smaller value on the command line")
+    old = number(default.value)
+    new = format_number(old / FACTOR)
+    edit.replace(default.value, new)
+    return Patched(edit.result(), f"the default of --{dest.replace('_', '-')}: {old:g} -> {new}")
+
+
+def _argparse_default(ctx: PatchContext, dest: str) -> cst.Arg | None:
+    for call in ctx.script.calls("add_argument"):
+        options = [a.value.evaluated_value for a in call.args
+                   if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+        explicit = ctx.script.keyword(call, "dest")
+        names = {o.lstrip("-").replace("-", "_") for o in options if o.startswith("--")}
+        if explicit is not None and isinstance(explicit.value, cst.SimpleString):
+            names = {explicit.value.evaluated_value}
+        if dest in names:
+            default = ctx.script.keyword(call, "default")
+            if default is not None and number(default.value) is not None:
+                return default
+    return None

@@ -1,0 +1,241 @@
+"""The script being patched: its libcst tree with positions, lookups and a node-level editor.
+
+Every patch kind reads the script through a ``Script`` (find the optimizer construction, the
+``backward()`` calls, the nodes on the event's line...) and writes through an ``Edit`` (replace
+nodes, insert statements before or after others). Edits work on the concrete syntax tree, so
+formatting and comments outside the edited nodes stay byte for byte as they were.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+OPTIMIZERS = frozenset({
+    "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
+    "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon",
+})
+
+
+class NoPatch(Exception):
+    """A patch cannot be made; the message says why, in words for the user."""
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """The source text of one expression or statement node."""
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """``torch.optim.SGD`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def number(node: cst.CSTNode) -> float | None:
+    """The value of a numeric literal (with an optional minus sign), else None."""
+    if isinstance(node, cst.Integer | cst.Float):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = number(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
+def format_number(value: float) -> str:
+    """A short literal for ``value``: 0.2, 0.002, 1e-05 -> 1e-5."""
+    text = f"{value:.3g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    elif "." not in text:
+        text += ".0"
+    return text
+
+
+@dataclass
+class Script:
+    """A parsed script with position and parent lookups."""
+
+    path: str
+    source: str
+    wrapper: MetadataWrapper = field(init=False)
+    module: cst.Module = field(init=False)
+
+    def __post_init__(self) -> None:
+        try:
+            parsed = cst.parse_module(self.source)
+        except cst.ParserSyntaxError as exc:
+            raise NoPatch(f"the script does not parse ({exc.message} at line {exc.raw_line})"
+                          ) from None
+        self.wrapper = MetadataWrapper(parsed)
+        self.module = self.wrapper.module
+        self._positions = self.wrapper.resolve(PositionProvider)
+        self._parents = self.wrapper.resolve(ParentNodeProvider)
+
+    # -- lookups ------------------------------------------------------------------------------
+    def nodes(self, kind: type[cst.CSTNode] | tuple[type[cst.CSTNode], ...]) -> Iterator:
+        """Every node of ``kind``, in source order."""
+        for node in self._positions:
+            if isinstance(node, kind):
+                yield node
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self._positions[node].start.line
+
+    def lines(self, node: cst.CSTNode) -> range:
+        pos = self._positions[node]
+        return range(pos.start.line, pos.end.line + 1)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def statement_of(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        """The statement line that holds ``node`` (where new statements can go beside it)."""
+        for ancestor in (node, *self.ancestors(node)):
+            if isinstance(ancestor, cst.SimpleStatementLine):
+                return ancestor
+        return None
+
+    def calls(self, *names: str) -> list[cst.Call]:
+        """Calls whose callee's last name is one of ``names`` (``torch.log``, ``x.log``)."""
+        found = []
+        for call in self.nodes(cst.Call):
+            func = call.func
+            last = func.attr.value if isinstance(func, cst.Attribute) else (
+                func.value if isinstance(func, cst.Name) else None)
+            if last in names:
+                found.append(call)
+        return found
+
+    def optimizer_calls(self) -> list[cst.Call]:
+        """Constructions of torch optimizers (``torch.optim.Adam(...)``, ``optim.SGD(...)``)."""
+        return [c for c in self.nodes(cst.Call)
+                if (name := dotted(c.func)) and name.split(".")[-1] in OPTIMIZERS]
+
+    def assigned_name(self, call: cst.CSTNode) -> str | None:
+        """``opt`` for ``opt = torch.optim.SGD(...)`` (the name the call's value is bound to)."""
+        parent = self.parent(call)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target)
+        if isinstance(parent, cst.AnnAssign):
+            return dotted(parent.target)
+        return None
+
+    def module_assignment(self, name: str) -> cst.Assign | None:
+        """The single ``NAME = ...`` assignment at module level, if there is exactly one."""
+        found = []
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and any(
+                        isinstance(t.target, cst.Name) and t.target.value == name
+                        for t in small.targets
+                    ):
+                        found.append(small)
+        return found[0] if len(found) == 1 else None
+
+    def imports_torch_as(self) -> str | None:
+        """How the script can spell ``torch`` (``torch`` for ``import torch``), else None."""
+        for node in self.nodes(cst.Import):
+            for alias in node.names:
+                if dotted(alias.name) and dotted(alias.name).split(".")[0] == "torch":
+                    if alias.asname is None:
+                        return "torch"
+                    if dotted(alias.name) == "torch":
+                        return alias.asname.name.value
+        return None
+
+    def keyword(self, call: cst.Call, name: str) -> cst.Arg | None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg
+        return None
+
+    def on_line(self, line: int, kind: type[cst.CSTNode] | tuple = cst.CSTNode) -> list:
+        """Nodes of ``kind`` whose span includes ``line``, innermost last."""
+        return [n for n in self.nodes(kind) if line in self.lines(n)]
+
+
+class Edit(cst.CSTTransformer):
+    """Replacements and insertions keyed by the original nodes of one ``Script``."""
+
+    def __init__(self, script: Script) -> None:
+        super().__init__()
+        self.script = script
+        self._replace: dict[int, cst.CSTNode] = {}
+        self._before: dict[int, list[cst.BaseStatement]] = {}
+        self._after: dict[int, list[cst.BaseStatement]] = {}
+        self._first_in_body: dict[int, list[cst.BaseStatement]] = {}
+
+    def replace(self, node: cst.CSTNode, new: cst.CSTNode | str) -> None:
+        if isinstance(new, str):
+            new = cst.parse_expression(new)
+        self._replace[id(node)] = new
+
+    def insert_before(self, stmt: cst.BaseStatement, *code: str) -> None:
+        self._before.setdefault(id(stmt), []).extend(_statements(code))
+
+    def insert_after(self, stmt: cst.BaseStatement, *code: str) -> None:
+        self._after.setdefault(id(stmt), []).extend(_statements(code))
+
+    def insert_first(self, block_owner: cst.CSTNode, *code: str) -> None:
+        """Insert at the top of a compound statement's body (a ``for`` loop's, say)."""
+        self._first_in_body[id(block_owner)] = _statements(code)
+
+    @property
+    def empty(self) -> bool:
+        return not (self._replace or self._before or self._after or self._first_in_body)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        new = self._replace.get(id(original_node))
+        if new is not None:
+            return new
+        if isinstance(original_node, cst.Module | cst.IndentedBlock):
+            updated_node = updated_node.with_changes(
+                body=self._spliced(original_node.body, updated_node.body))
+        first = self._first_in_body.get(id(original_node))
+        if first is not None and isinstance(updated_node.body, cst.IndentedBlock):
+            block = updated_node.body
+            updated_node = updated_node.with_changes(
+                body=block.with_changes(body=[*first, *block.body]))
+        return updated_node
+
+    def _spliced(self, original: Sequence, updated: Sequence) -> list:
+        out: list = []
+        for orig, upd in zip(original, updated, strict=True):
+            out.extend(self._before.get(id(orig), []))
+            out.append(upd)
+            out.extend(self._after.get(id(orig), []))
+        return out
+
+    def result(self) -> str:
+        if self.empty:
+            raise NoPatch("nothing to change")
+        return self.script.module.visit(self).code
+
+
+def _statements(code: Sequence[str]) -> list[cst.BaseStatement]:
+    return [cst.parse_statement(line if line.endswith("\n") else line + "\n") for line in code]
+
+
+def unified_diff(old: str, new: str, name: str) -> str:
+    """A ``git apply``-able unified diff of one file (``a/NAME`` -> ``b/NAME``)."""
+    return "".join(difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"a/{name}", tofile=f"b/{name}",
+    ))
