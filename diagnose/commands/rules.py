@@ -86,9 +86,9 @@ def _test(args: argparse.Namespace) -> int:
     rules, problems = load_rules(path, builtin=False)
     count, failures = run_cases(rules)
     for problem in problems:
-        print(f"{problem}", file=sys.stderr)
+        print(f"{problem}")
     for failure in failures:
-        print(f"{failure}", file=sys.stderr)
+        print(f"{failure}")
     bad = len(problems) + len(failures)
     verdict = "ok" if not bad else "FAILED"
     print(

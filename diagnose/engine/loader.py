@@ -123,7 +123,29 @@ def _line(root: yaml.Node | None, path: Iterable[Any], key_of_last: bool = False
     return node.start_mark.line + 1 if node is not None else None
 
 
+def _narrow(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For a oneOf/anyOf failure, the error inside the branch the author evidently meant: the
+    branch with the fewest complaints about the object itself (e.g. a condition with "fact"
+    meant the comparison branch, not the all/any/not ones)."""
+    while error.validator in ("oneOf", "anyOf") and error.context:
+        branches: dict[int, list[jsonschema.ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        depth = len(error.absolute_path)
+
+        chosen = min(
+            branches,
+            key=lambda i: (sum(len(e.absolute_path) == depth for e in branches[i]), i),
+        )
+        best = jsonschema.exceptions.best_match(branches[chosen])
+        if best is None:
+            break
+        error = best
+    return error
+
+
 def _schema_problem(error: jsonschema.ValidationError, root: yaml.Node | None) -> _Located:
+    error = _narrow(error)
     path = list(error.absolute_path)
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) or "."
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
