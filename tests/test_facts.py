@@ -1,0 +1,219 @@
+"""Facts from evidence: each named fact, computed from the fields the tracer and capture fill,
+and absent (not guessed) when the evidence is missing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from diagnose.facts import FACTS, detect_symptoms, extract_facts
+from diagnose.facts.heuristics import normalize_op, op_family, round_to_fp16
+from diagnose.facts.symptoms import fmt
+from diagnose.report import Report
+
+
+def report(**parts) -> Report:
+    event = parts.get("event")
+    status = parts.pop("status", "clean" if event is None else event.get("kind", "nonfinite"))
+    if event is not None:
+        event.setdefault("kind", "nonfinite")
+        event.setdefault("message", "")
+    return Report.model_validate({"status": status, "script": {"path": "t.py"}, **parts})
+
+
+def facts_of(**parts):
+    facts, warnings = extract_facts(report(**parts))
+    assert warnings == []
+    return facts
+
+
+@pytest.mark.parametrize(
+    ("op", "base", "family"),
+    [
+        ("aten::log.Tensor", "log", "log"),
+        ("LogBackward0", "log", "log"),
+        ("__truediv__", "truediv", "div"),
+        ("torch.exp", "exp", "exp"),
+        ("SqrtBackward0", "sqrt", "sqrt"),
+        ("aten::linalg_vector_norm", "linalg_vector_norm", "sqrt"),
+        ("PowBackward1", "pow", "pow"),
+        ("aten::nll_loss_forward", "nll_loss_forward", "cross_entropy"),
+        ("addmm", "addmm", None),
+    ],
+)
+def test_ops_are_normalised_into_hazard_families(op, base, family):
+    assert normalize_op(op) == base
+    assert op_family(base) == family
+
+
+def test_event_facts():
+    f = facts_of(event={"phase": "backward", "step": 4, "op": "SqrtBackward0", "dtype": "torch.float16",
+                        "value": "nan", "module": "head", "module_type": "Linear",
+                        "location": {"file": "train.py", "line": 12}})
+    assert f["event.phase"] == "backward" and f["event.step"] == 4
+    assert f["event.op_base"] == "sqrt" and f["event.op_family"] == "sqrt"
+    assert f["event.in_backward"] is True
+    assert f["event.dtype"] == "float16"
+    assert f["event.has_nan"] is True and f["event.has_inf"] is False
+    assert f["event.location"] == "train.py:12"
+
+
+def test_op_input_statistics_say_zero_and_negative_only_when_known():
+    f = facts_of(event={"op": "div", "op_inputs": [
+        {"name": "input[0]", "abs_min": 0.5, "abs_max": 2.0, "min": -2.0, "max": 1.0},
+        {"name": "other", "abs_min": 0.0, "abs_max": 3.0}]})
+    assert f["op_input.min_abs"] == 0.0 and f["op_input.max_abs"] == 3.0
+    assert f["op_input.has_zero"] is True and f["op_input.divisor_has_zero"] is True
+    assert f["op_input.has_negative"] is True and f["op_input.min"] == -2.0
+    unknown = facts_of(event={"op": "pow", "op_inputs": [{"name": "input[0]", "abs_max": 2.0}]})
+    assert "op_input.has_negative" not in unknown and "op_input.has_zero" not in unknown
+
+
+def test_lr_against_the_usual_lr_for_the_optimizer():
+    f = facts_of(config={"optimizer": "torch.optim.AdamW", "lr": 0.1})
+    assert f["optimizer.key"] == "adamw" and f["lr.typical"] == 1e-3
+    assert f["lr_vs_typical"] == pytest.approx(100.0)
+    assert f["lr.typical_source"].startswith("default:")
+    sgd = facts_of(config={"optimizer": "SGD", "lr": 0.1})
+    assert sgd["lr_vs_typical"] == pytest.approx(1.0)
+    assert sgd["lr.typical_source"].startswith("heuristic:")
+    from_groups = facts_of(config={"optimizer": "SGD", "param_groups": [{"lr": 2.0}]})
+    assert from_groups["lr"] == 2.0
+    unknown = facts_of(config={"optimizer": "MyOptimizer", "lr": 5.0})
+    assert "lr_vs_typical" not in unknown and unknown["lr"] == 5.0
+
+
+def test_adam_eps_rounds_to_zero_in_fp16_only():
+    assert round_to_fp16(1e-8) == 0.0 and round_to_fp16(1e-4) > 0
+    pure = facts_of(config={"precision": "fp16", "optimizer": "Adam",
+                            "param_groups": [{"eps": 1e-8}]})
+    assert pure["adam.eps_underflows"] is True and pure["adam.eps_known"] is True
+    assert pure["adam.eps_in_fp16"] == 0.0
+    default = facts_of(config={"precision": "fp16", "optimizer": "Adam"})
+    assert default["adam.eps"] == 1e-8 and default["adam.eps_known"] is False
+    autocast = facts_of(config={"precision": "fp16-autocast", "optimizer": "Adam"})
+    assert autocast["adam.eps_underflows"] is False  # fp32 master weights
+    raised = facts_of(config={"precision": "fp16", "optimizer": "Adam", "param_groups": [{"eps": 1e-4}]})
+    assert raised["adam.eps_underflows"] is False
+
+
+def test_clipping_and_scaler_facts():
+    f = facts_of(config={"grad_scaler": True, "grad_clip": {"kind": "norm", "max": 1.0},
+                         "clip_after_unscale": False})
+    assert f["grad_clip.enabled"] is True and f["grad_clip.max"] == 1.0
+    assert f["scaler.clip_before_unscale"] is True
+    assert facts_of(config={})["grad_clip.enabled"] is False
+    assert "scaler.clip_before_unscale" not in facts_of(config={"grad_scaler": True})
+
+
+def test_trends_over_the_last_steps():
+    history = [{"step": i, "loss": v, "grad_norm": g}
+               for i, (v, g) in enumerate(zip([5.0, 1.0, 1.2, 2.0, 4.0, 8.0, 16.0],
+                                              [1.0, 1.0, 2.0, 4.0, 8.0, 16.0, float("inf")], strict=True))]
+    f = facts_of(history=history)
+    assert f["history.steps"] == 7
+    assert f["loss_trend"] == pytest.approx(16.0)  # window of 6: 1.0 -> 16.0
+    assert f["loss.rising_steps"] == 5
+    assert f["grad_norm_growth"] == pytest.approx(16.0) and f["grad_norm.nonfinite"] is True
+    assert f["loss.max_abs"] == 16.0
+
+
+def test_loss_scale_collapse_facts():
+    history = [{"step": i, "loss_scale": 65536.0 / 2**i, "skipped": i >= 3} for i in range(10)]
+    f = facts_of(history=history)
+    assert f["loss_scale.first"] == 65536.0 and f["loss_scale.last"] == 128.0
+    assert f["loss_scale.drop"] == 512.0
+    assert f["skipped_steps"] == 7 and f["skipped.consecutive_at_end"] == 7
+
+
+def test_largest_activation_against_its_dtype_limit():
+    f = facts_of(
+        event={"step": 9, "phase": "forward"},
+        config={"precision": "fp16-autocast"},
+        frames=[{"index": 0, "step": 7, "module": "mlp",
+                 "outputs": [{"name": "output", "dtype": "float16", "abs_max": 63500.0}]},
+                {"index": 1, "step": 8, "module": "ln", "outputs": [{"name": "output", "dtype": "float32", "abs_max": 1e5}]}],
+    )
+    assert f["dtype.max_abs_ratio"] == pytest.approx(63500 / 65504)
+    assert f["activation.module"] == "mlp" and f["activation.dtype"] == "float16"
+    assert f["activation.steps_before_event"] == 2
+    assert f["activation.near_limit_count"] == 1
+
+
+def test_weights_at_start():
+    f = facts_of(event={"step": 0, "phase": "forward"},
+                 frames=[{"index": 0, "weights": [{"name": "weight", "abs_max": float("inf")}]}])
+    assert f["weights.at_start"] is True and f["weights.nonfinite"] is True
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ({"name": "target", "min": -100, "max": -100}, True),
+        ({"name": "target", "min": -100, "max": 7}, False),
+        ({"name": "target", "abs_min": 100.0, "abs_max": 100.0}, True),
+        ({"name": "target"}, None),
+    ],
+)
+def test_all_targets_ignored(target, expected):
+    f = facts_of(event={"op": "cross_entropy", "phase": "loss", "value": "nan",
+                        "op_inputs": [{"name": "input", "abs_max": 3.0}, target]})
+    assert f["loss.is_cross_entropy"] is True
+    assert f.get("targets.all_ignored") is expected
+
+
+def test_input_role_tells_targets_from_inputs():
+    t = facts_of(event={"phase": "input", "message": "nan in the targets (batch[1])"})
+    assert t["event.input_role"] == "targets"
+    i = facts_of(event={"phase": "input", "message": "nan in batch[0]", "sample_indices": [4]})
+    assert i["event.input_role"] == "inputs" and i["event.sample_count"] == 1
+
+
+def test_every_fact_produced_is_documented():
+    full = report(
+        event={"phase": "input", "step": 3, "op": "nll_loss", "value": "nan", "dtype": "float16",
+               "location": {"file": "a.py", "line": 1}, "sample_indices": [1],
+               "op_inputs": [{"name": "x", "abs_min": 0.0, "abs_max": 1.0, "min": -1.0},
+                             {"name": "target", "min": -100, "max": -100}]},
+        frames=[{"index": 0, "step": 1, "module": "m",
+                 "outputs": [{"name": "o", "dtype": "float16", "abs_max": 100.0}],
+                 "weights": [{"name": "w", "abs_max": 1.0}]}],
+        history=[{"step": i, "loss": 1.0 + i, "grad_norm": 1.0 + i, "loss_scale": 2.0 ** -i,
+                  "weight_norm": 1.0 + i, "update_ratio": 0.01, "skipped": True} for i in range(4)],
+        config={"precision": "fp16", "optimizer": "Adam", "lr": 0.1, "lr_scheduler": "LinearLR",
+                "grad_clip": {"kind": "norm", "max": 1.0}, "grad_scaler": True,
+                "clip_after_unscale": False, "param_groups": [{"eps": 1e-8}]},
+    )
+    facts, _ = extract_facts(full)
+    assert len(facts) > 70
+    assert set(facts) <= set(FACTS), sorted(set(facts) - set(FACTS))
+
+
+def test_facts_are_json_safe_and_never_non_finite():
+    f = facts_of(event={"op": "log", "op_inputs": [{"name": "x", "abs_max": float("nan")}]},
+                 history=[{"step": 0, "loss": float("inf"), "grad_norm": float("nan")}],
+                 config={"lr": float("inf")})
+    for value in f.values():
+        assert value is None or isinstance(value, str | bool | int | float)
+        assert not (isinstance(value, float) and not math.isfinite(value))
+
+
+def test_symptom_evidence_reads_like_a_sentence():
+    r = report(event={"phase": "forward", "step": 5, "op": "addmm", "dtype": "float16", "value": "inf"},
+               config={"precision": "fp16"},
+               history=[{"step": 3, "max_activation": 63000.0}])
+    facts, _ = extract_facts(r)
+    symptoms, warnings = detect_symptoms(facts, r)
+    assert warnings == []
+    overflow = next(s for s in symptoms if s.id == "fp16-overflow")
+    assert overflow.evidence[0] == (
+        "activation |x| max 6.3e4 in fp16, 96% of the range (65504), 2 steps before the inf"
+    )
+    assert overflow.title == "fp16 overflow"
+
+
+def test_numbers_are_formatted_as_people_write_them():
+    assert [fmt(x) for x in (63000.0, 0.001, 1000.0, 12.5, 1e-8, 0.0, None)] == [
+        "6.3e4", "0.001", "1000", "12.5", "1e-8", "0", "?"
+    ]
