@@ -101,6 +101,8 @@ def _as_json(result: Any) -> dict[str, Any]:
 
 
 def _as_text(result: Any) -> str:
+    from diagnose.matcher import field_of
+
     out: list[str] = []
     if result.query:
         out.append("Error line" + ("s" if len(result.query) > 1 else "") + ":")
@@ -118,8 +120,6 @@ def _as_text(result: Any) -> str:
     for n, m in enumerate(result.matches, 1):
         out.append(f"{n}. {m.slug}  [{m.record_id}]  score {m.score:.2f}")
         out.append(f"   why: {m.reason}")
-        from diagnose.matcher import field_of
-
         solutions = field_of(m.record, "solutions") or []
         if solutions:
             out.append("   Solutions:")

@@ -1,0 +1,66 @@
+"""`diagnose match`: exit codes, JSON shape, stdin logs and extra dataset files."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import SEED, run_cli
+
+GRADSCALER = """\
+Traceback (most recent call last):
+  File "finetune.py", line 112, in <module>
+    scaler.unscale_(optimizer)
+ValueError: Attempting to unscale FP16 gradients.
+"""
+
+
+def test_piped_traceback_matches_and_prints_solutions():
+    out = run_cli("match", "-", stdin=GRADSCALER)
+    assert out.returncode == 0, out.stderr
+    assert "1. gradscaler-attempting-to-unscale-fp16-gradients" in out.stdout
+    assert "Solutions:" in out.stdout and "Example fix:" in out.stdout
+
+
+def test_json_shape():
+    out = run_cli("match", "--format", "json", "--limit", "2", stdin=GRADSCALER)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data) == {"query", "matches", "nearest"}
+    first = data["matches"][0]
+    assert {"record_id", "slug", "score", "reason", "kind"} <= set(first)
+    assert first["slug"] == "gradscaler-attempting-to-unscale-fp16-gradients"
+    assert 0 <= first["score"] <= 1 and len(data["matches"]) <= 2
+    assert data["query"]["error_lines"][0]["class"] == "ValueError"
+
+
+def test_no_match_exits_1_and_shows_nearest_as_such():
+    out = run_cli("match", "zebra giraffe quokka")
+    assert out.returncode == 1
+    assert "No record matches this error." in out.stdout
+    data = json.loads(run_cli("match", "--format", "json", "zebra giraffe quokka").stdout)
+    assert data["matches"] == [] and all(n["score"] < 0.72 for n in data["nearest"])
+
+
+def test_usage_errors_exit_2_with_one_line():
+    empty = run_cli("match", stdin="")
+    assert empty.returncode == 2 and len(empty.stderr.strip().splitlines()) == 1
+    missing = run_cli("match", "--dataset", "/no/such/file.json", "boom")
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == "diagnose: error: --dataset /no/such/file.json: no such file or folder"
+
+
+def test_extra_dataset_adds_records_and_reports_bad_ones(tmp_path):
+    good = json.loads(SEED.read_text(encoding="utf-8"))["record"]
+    good.update(
+        id="00000000000000aa", slug="my-team-flux-capacitor",
+        errorMessage="FluxCapacitorError: flux level 88 exceeded",
+        messagePattern=r"flux level \d+ exceeded", errorClass="FluxCapacitorError",
+    )
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(good) + "\n" + '{"id": 3}\n', encoding="utf-8")
+    out = run_cli("match", "--dataset", str(path), "--format", "json",
+                  "FluxCapacitorError: flux level 121 exceeded")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["matches"][0]["slug"] == "my-team-flux-capacitor"
+    problems = [line for line in out.stderr.splitlines() if "mine.jsonl:2" in line]
+    assert problems, out.stderr
