@@ -519,11 +519,11 @@ class Tracer:
                 first_bad = rec
         pending["max_activation"] = max_act
         pending["near_limit"] = near
-        for rec in recs:
-            if rec.kind == "call":
-                self._recent.append(rec)
+        window_calls = [rec for rec in recs if rec.kind == "call"]
         if first_bad is not None:
+            self._window_calls = window_calls
             self._on_event(first_bad, recs, calls, loss_ops)
+        self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
             rec.args = rec.kwargs = rec.target = None
 
@@ -737,7 +737,7 @@ class Tracer:
     # -- frames and the report -----------------------------------------------------------
 
     def _frames(self, producer: _Rec | None) -> list[Frame]:
-        recs = list(self._recent)
+        recs = list(self._recent) + getattr(self, "_window_calls", [])
         if producer is not None and producer in recs:
             recs = recs[: recs.index(producer) + 1]
         frames = []
