@@ -19,6 +19,13 @@ BACKUP_SUFFIX = ".diagnose-bak"
 
 def apply(report: Report, fix_id: str, *, backup: bool = True,
           script_path: str | Path | None = None) -> Path:
+    return apply_with_backup(report, fix_id, backup=backup, script_path=script_path)[0]
+
+
+def apply_with_backup(report: Report, fix_id: str, *, backup: bool = True,
+                      script_path: str | Path | None = None, dry_run: bool = False
+                      ) -> tuple[Path, Path | None, str]:
+    """Apply (or with ``dry_run`` only check) a fix: (script, backup or None, the diff)."""
     from diagnose.patches import make_patch
 
     fix = next((f for f in report.fixes if f.id == fix_id), None)
@@ -29,7 +36,7 @@ def apply(report: Report, fix_id: str, *, backup: bool = True,
     if not path.is_file():
         raise UsageError(f"{path}: the script of this report is not there")
     source = path.read_bytes()
-    expected = (report.script.model_extra or {}).get("sha256")
+    expected = report.script.sha256
     if expected and hashlib.sha256(source).hexdigest() != expected:
         raise UsageError(f"{path}: changed since the report was made; run diagnose again")
     result = make_patch(fix_id, path, report)
@@ -37,10 +44,14 @@ def apply(report: Report, fix_id: str, *, backup: bool = True,
         raise UsageError(f"{fix_id}: no patch to apply ({result.note})")
     if not expected and fix.patch and fix.patch != result.diff:
         raise UsageError(f"{path}: differs from the script the report's patch was made for")
+    if dry_run:
+        return path, None, result.diff
+    saved = None
     if backup:
-        _backup_path(path).write_bytes(source)
+        saved = _backup_path(path)
+        saved.write_bytes(source)
     _write_atomically(path, result.new_source)
-    return path
+    return path, saved, result.diff
 
 
 def _backup_path(path: Path) -> Path:

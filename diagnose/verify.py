@@ -1,0 +1,122 @@
+"""``--verify``: re-run the script with each top fix's patch and keep the fixes that work.
+
+Each patch is applied to a copy of the script in a temporary folder (the user's file is never
+touched), and the copy runs under diagnose in a subprocess for the number of optimizer steps
+that led to the event plus a margin. A run that stays clean marks the fix ``verified: true``; a
+run that still blows up (or raises) marks it ``false``. Verified fixes then rank first.
+
+The copy runs from the user's working directory, with the script's own folder on ``PYTHONPATH``
+so that sibling modules still import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from diagnose.report import Fix, Report
+
+DEFAULT_MARGIN = 10
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass
+class Outcome:
+    """What one patched run did."""
+
+    verified: bool | None
+    note: str
+
+
+def verify_fixes(report: Report, top: int = 3, margin_steps: int | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, script_path: str | Path | None = None
+                 ) -> Report:
+    """Try the top ``top`` fixes that have a patch; set ``verified`` and re-rank the fixes."""
+    from diagnose.patches import make_patch
+
+    script = Path(script_path or report.script.path)
+    max_steps = steps_to_run(report, margin_steps)
+    for fix in report.fixes[:top]:
+        result = make_patch(fix.id, script, report)
+        if result.new_source is None:
+            _note(fix, f"not verified: {result.note or 'no patch to run'}")
+            continue
+        outcome = run_patched(script, result.new_source, report.script.argv, max_steps, timeout)
+        fix.verified = outcome.verified
+        _note(fix, outcome.note)
+    report.fixes = rank_verified(report.fixes)
+    return report
+
+
+def steps_to_run(report: Report, margin_steps: int | None = None) -> int | None:
+    """The steps that led to the event plus a margin (None: run the script to its end)."""
+    event = report.event
+    if event is None or event.step is None:
+        return None
+    margin = DEFAULT_MARGIN if margin_steps is None else margin_steps
+    return event.step + 1 + max(margin, 0)
+
+
+def rank_verified(fixes: list[Fix]) -> list[Fix]:
+    """Verified fixes first, fixes proven not to work last; the engine's order within each."""
+    order = {True: 0, None: 1, False: 2}
+    return sorted(fixes, key=lambda f: order[f.verified])
+
+
+def run_patched(script: Path, source: str, argv: list[str], max_steps: int | None,
+                timeout: float = DEFAULT_TIMEOUT) -> Outcome:
+    """Run ``source`` as ``script`` (same name, same argv) under diagnose in a subprocess."""
+    with tempfile.TemporaryDirectory(prefix="diagnose-verify-") as tmp:
+        copy = Path(tmp) / script.name
+        copy.write_text(source, encoding="utf-8")
+        report_path = Path(tmp) / "report.json"
+        command = [sys.executable, "-m", "diagnose", "run", "--format", "json",
+                   "--report", str(report_path)]
+        if max_steps is not None:
+            command += ["--max-steps", str(max_steps)]
+        command += [str(copy), *argv]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                  env=_env(script), stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return Outcome(False, f"patched run did not finish in {timeout:g}s")
+        if not report_path.exists():
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return Outcome(None, f"patched run could not be checked: {last}")
+        data = json.loads(report_path.read_text(encoding="utf-8"))
+    return _judge(data, max_steps)
+
+
+def _judge(data: dict, max_steps: int | None) -> Outcome:
+    steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
+    status = data.get("status")
+    if status == "clean":
+        return Outcome(True, f"patched run stayed finite for {steps}")
+    event = data.get("event") or {}
+    where = ", ".join(str(x) for x in (
+        event.get("phase"), event.get("module"),
+        None if event.get("step") is None else f"step {event['step']}") if x)
+    if status == "nonfinite":
+        return Outcome(False, f"patched run still produced {event.get('value') or 'nan/inf'}"
+                              + (f" ({where})" if where else ""))
+    return Outcome(False, f"patched run raised {event.get('exception_type') or 'an error'}: "
+                          f"{event.get('message', '')}"[:200])
+
+
+def _env(script: Path) -> dict[str, str]:
+    """The user's environment, plus the script's folder and diagnose itself on the path."""
+    package_root = Path(__file__).resolve().parent.parent
+    extra = [str(script.resolve().parent), str(package_root)]
+    current = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*extra, *([current] if current else [])]),
+            "PYTHONUNBUFFERED": "1"}
+
+
+def _note(fix: Fix, note: str) -> None:
+    """Keep the verification's outcome beside the fix (an extra key of the report)."""
+    fix.verify_note = note
