@@ -90,7 +90,7 @@ def merge_config(
     where = origin or source
     merged = copy.deepcopy(captured)
     sources: dict[str, str] = dict(merged.get("sources") or {})
-    _merge(merged, _normalise(user, where), "", source, sources)
+    _merge(merged, _normalise(user, merged, where), "", source, sources)
     merged["sources"] = sources
     try:
         validated = Config.model_validate(merged)
@@ -105,7 +105,7 @@ def merge_config(
     return merged
 
 
-def _normalise(user: dict[str, Any], where: str) -> dict[str, Any]:
+def _normalise(user: dict[str, Any], captured: dict[str, Any], where: str) -> dict[str, Any]:
     user = {k: v for k, v in user.items() if k != "sources"}
     if "precision" in user:
         value = str(user["precision"]).strip().lower()
@@ -118,7 +118,9 @@ def _normalise(user: dict[str, Any], where: str) -> dict[str, Any]:
     clip = user.get("grad_clip")
     if isinstance(clip, (int, float)) and not isinstance(clip, bool):
         user["grad_clip"] = {"kind": "norm", "max": float(clip)}
-    elif isinstance(clip, dict) and "kind" not in clip:
+    elif isinstance(clip, dict) and "kind" not in clip and not isinstance(
+        captured.get("grad_clip"), dict
+    ):
         user["grad_clip"] = {"kind": "norm", **clip}
     elif clip is not None and not isinstance(clip, dict):
         raise UsageError(f"{where}: grad_clip: give a number (max norm), a mapping with kind "
