@@ -94,7 +94,7 @@ def _trend(report: Report) -> Text:
         first, last = finite[0], finite[-1]
         text.append(f"\n• {label}: {num(first)} → {num(last)}")
         if first and abs(first) > 0 and last / first >= 10:
-            text.append(f"  (grew {num(last / first)}×)", style="bold")
+            text.append(f"  (grew {_times(last / first)})", style="bold")
     skipped = sum(h.skipped for h in history)
     if skipped:
         text.append(f"\n• the GradScaler skipped {skipped} step(s)")
@@ -153,3 +153,7 @@ def _next(report: Report) -> Text:
         f"v re-runs the script with it to verify. {n} fix(es) in all, best first.\n"
         "? lists every key; ctrl+p opens the command palette (export, copy, jump)."
     )
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}×" if ratio < 100 else f"{ratio:,.0f}×"

@@ -1,0 +1,63 @@
+"""The walkthrough: a guided path from the verdict through the evidence to the fix."""
+
+from __future__ import annotations
+
+from tui.app import DiagnoseApp
+from tui.text import Palette
+from tui.walkthrough import build_steps
+from tui.widgets.frames_table import FramesTable
+from tui.widgets.walkthrough_view import WalkthroughView
+
+
+def test_a_nonfinite_run_goes_verdict_where_trend_evidence_fix_next(fp16_report):
+    steps = build_steps(fp16_report, Palette())
+    assert [s.title for s in steps] == [
+        "Verdict", "Where it was born", "What led there", "Evidence", "The fix", "Next",
+    ]
+    assert "pred = model(x)" in steps[1].body.plain
+    assert "largest |activation|: 40 → 5.4e4  (grew 1,343×)" in steps[2].body.plain
+    assert "the GradScaler skipped 2 step(s)" in steps[2].body.plain
+    assert steps[4].body.plain.startswith("Train in bfloat16 instead of float16  score 0.87")
+    assert [s.tab for s in steps] == [None, "frames", "history", "fixes", "fixes", None]
+
+
+def test_an_exception_run_shows_the_exception_and_its_matches(exception_report):
+    steps = build_steps(exception_report, Palette())
+    assert [s.title for s in steps][:2] == ["Verdict", "The exception"]
+    assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied" in steps[1].body.plain
+    assert "1 dataset record(s) match" in steps[1].body.plain
+
+
+def test_a_clean_run_says_there_is_nothing_to_fix(clean_report):
+    steps = build_steps(clean_report, Palette())
+    assert steps[0].body.plain.startswith("✓ CLEAN")
+    assert steps[-1].body.plain == "Nothing to fix. q quits."
+
+
+async def test_space_and_enter_go_forward_b_and_backspace_go_back(fp16_report):
+    app = DiagnoseApp(fp16_report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        walk = app.query_one(WalkthroughView)
+        await pilot.press("space")
+        assert walk.index == 1
+        assert "Step 2 of 6 · Where it was born" in str(app.query_one("#walk-title").render())
+        await pilot.press("enter", "space", "space", "space", "space", "space")
+        assert walk.index == 5  # stops at the last step
+        await pilot.press("b")
+        assert walk.index == 4
+        await pilot.press("backspace", "backspace")
+        assert walk.index == 2
+
+
+async def test_o_opens_the_view_of_the_step(fp16_report):
+    app = DiagnoseApp(fp16_report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("space", "o")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.active_tab == "frames"
+        assert app.query_one(FramesTable).cursor_row == 8
+        await pilot.press("1", "space", "o")  # the walkthrough kept its place: step 3
+        assert app.active_tab == "history"
+        await pilot.press("w", "space", "o")
+        assert app.active_tab == "fixes"
