@@ -1,0 +1,69 @@
+"""`diagnose show REPORT.json`: the TUI on a terminal, text (or --format) otherwise."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from tests.conftest import ROOT, run_cli
+from tests.tui.conftest import FP16_REPORT
+
+
+def test_without_a_terminal_it_prints_the_text_report_and_returns():
+    start = time.perf_counter()
+    out = subprocess.run(
+        f"{sys.executable} -m diagnose show {FP16_REPORT} </dev/null | cat",
+        shell=True, cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "model.2 (Linear) produced inf in forward at step 37" in out.stdout
+    assert "\x1b[" not in out.stdout  # no terminal: no UI, no escape sequences
+    assert time.perf_counter() - start < 30
+
+
+def test_format_tui_without_a_terminal_falls_back_to_text():
+    out = run_cli("show", str(FP16_REPORT), "--format", "tui")
+    assert out.returncode == 0
+    assert "Train in bfloat16 instead of float16" in out.stdout
+
+
+def test_format_json_prints_the_report():
+    out = run_cli("show", str(FP16_REPORT), "--format", "json")
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["event"]["module"] == "model.2"
+
+
+def test_format_markdown():
+    out = run_cli("show", str(FP16_REPORT), "--format", "markdown")
+    assert out.returncode == 0
+    assert "use-bf16" in out.stdout and "```" in out.stdout
+
+
+def test_a_missing_report_is_one_line_and_exit_2(tmp_path):
+    out = run_cli("show", str(tmp_path / "nope.json"))
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"diagnose: error: {tmp_path / 'nope.json'}: no such report file"
+    ]
+    assert out.stdout == ""
+
+
+def test_a_report_that_is_not_json_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    out = run_cli("show", str(bad))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"diagnose: error: {bad}:1:2: not JSON")
+
+
+def test_a_newer_report_still_shows(tmp_path):
+    data = json.loads(FP16_REPORT.read_text())
+    data["version"] = 7
+    path = tmp_path / "newer.json"
+    path.write_text(json.dumps(data))
+    out = run_cli("show", str(path))
+    assert out.returncode == 0
+    assert "version 7 is newer" in out.stdout + out.stderr
