@@ -109,3 +109,14 @@ def test_the_project_loader_accepts_every_record_without_problems() -> None:
     result = diagnose.load_records(RECORDS_DIR)
     assert result.problems == []
     assert sorted(r.slug for r in result.records) == sorted(BY_SLUG)
+
+
+@pytest.mark.parametrize(("name", "record"), RECORDS, ids=[n for n, _ in RECORDS])
+def test_cited_lines_come_with_file_commit_and_code(name: str, record: dict) -> None:
+    """A line range is only meaningful for one file at one commit, with the code it shows."""
+    lines = (record["sourceCodeStart"], record["lineNumber"], record["sourceCodeEnd"])
+    if all(value is None for value in lines):
+        return
+    assert None not in lines, "line facts are all filled or all null"
+    assert record["filePath"] and record["analyzedSha"] and record["sourceCode"]
+    assert record["githubUrl"] is not None
