@@ -22,6 +22,7 @@ from diagnose.capture.precision import (
     classify,
     param_dtypes,
 )
+from diagnose.capture.refs import WeakOrderedSet
 
 LIGHTNING_PRECISION = {
     "16-mixed": "fp16-autocast", "16": "fp16-autocast", "bf16-mixed": "bf16-autocast",
@@ -48,6 +49,7 @@ class ConfigCapture:
         self.scalers: Any = None
         self.clipping: Any = None
         self.losses: Any = None
+        self._models: WeakOrderedSet[Any] = WeakOrderedSet()
 
     # -- lifecycle -------------------------------------------------------------------------
     def install(self) -> ConfigCapture:
@@ -113,6 +115,26 @@ class ConfigCapture:
     def observe_lightning_trainer(self, trainer: Any) -> None:
         self.lightning.add(trainer)
 
+    def observe(self, *, optimizer: Any = None, lr_scheduler: Any = None, model: Any = None,
+                scaler: Any = None) -> None:
+        """Objects built before ``install`` that a framework callback hands over.
+
+        Framework wrappers (accelerate's ``AcceleratedOptimizer``/``AcceleratedScheduler``)
+        are unwrapped to the torch objects inside.
+        """
+        if not self._torch_ready:
+            return
+        optimizer = getattr(optimizer, "optimizer", optimizer)
+        lr_scheduler = getattr(lr_scheduler, "scheduler", lr_scheduler)
+        if optimizer is not None:
+            self._guard("observe optimizer", lambda: self.optimizers.add(optimizer))
+        if lr_scheduler is not None:
+            self._guard("observe scheduler", lambda: self.schedulers.add(lr_scheduler))
+        if model is not None:
+            self._models.add(model)
+        if scaler is not None:
+            self.scalers.add(scaler)
+
     # -- the snapshot ----------------------------------------------------------------------
     def snapshot(self, modules: Iterable[Any] | None = None) -> dict[str, Any]:
         """The config as JSON-ready data that validates as ``diagnose.report.Config``.
@@ -139,7 +161,7 @@ class ConfigCapture:
         params: dict[int, Any] = {}
         if self.optimizers is not None:
             params.update((id(p), p) for p in self.optimizers.parameters())
-        for module in modules or []:
+        for module in [*(modules or []), *self._models]:
             params.update((id(p), p) for p in module.parameters())
         if not params:
             params.update((id(p), p) for p in _main_module_parameters())

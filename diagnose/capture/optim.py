@@ -48,6 +48,10 @@ class OptimizerWatcher:
         except Exception as exc:
             self._errors.record("optimizer step hook", exc)
 
+    def add(self, optimizer: Any) -> None:
+        """Register an optimizer built before the capture started."""
+        self._remember(optimizer)
+
     def _remember(self, optimizer: Any) -> None:
         if self._optimizers.add(optimizer):
             self._initial_lrs[optimizer] = [
@@ -134,6 +138,10 @@ class SchedulerWatcher:
                          label=f"{cls.__name__}.__init__")
 
     def _constructed(self, _result: Any, scheduler: Any, *args: Any, **kwargs: Any) -> None:
+        self.add(scheduler)
+
+    def add(self, scheduler: Any) -> None:
+        """Register a scheduler (one built before the capture started has no ``first_lr``)."""
         if self._schedulers.add(scheduler):
             last = getattr(scheduler, "_last_lr", None)
             if isinstance(last, list):

@@ -1,0 +1,107 @@
+"""``DiagnoseCallback``: the diagnose Tracer inside a transformers ``Trainer``.
+
+    trainer = Trainer(model, args, train_dataset=data,
+                      callbacks=[DiagnoseCallback(report_path="diagnose.json")])
+    trainer.train()      # raises diagnose.NonFiniteDetected at the first inf/nan
+
+The tracer starts at ``on_train_begin`` and stops at ``on_train_end``; the run's
+``TrainingArguments`` (fp16/bf16, learning rate, warmup, max_grad_norm, gradient accumulation,
+``logging_nan_inf_filter``, ...) land in the report's ``config["transformers"]``. When the
+callback is passed to the Trainer's constructor it also sees the training end by an exception
+(``NonFiniteDetected`` or the script's own), so the tracer is always removed and the report is
+still built and written; ``callback.report`` holds it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from transformers.trainer_callback import TrainerCallback
+
+from diagnose.report import Report
+
+
+class DiagnoseCallback(TrainerCallback):
+    """Trace the Trainer's training loop; ``report`` is set when training ends."""
+
+    def __init__(self, report_path: str | Path | None = None, **tracer_options: Any) -> None:
+        self.report_path = Path(report_path) if report_path is not None else None
+        self.tracer_options = tracer_options
+        self.tracer: Any = None
+        self.report: Report | None = None
+        self._args: Any = None
+
+    # -- Trainer events ----------------------------------------------------------------
+    def on_init_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        trainer = _calling_trainer(self)
+        if trainer is not None:
+            _finish_on_exception(trainer, self)
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        from diagnose.tracer import Tracer
+
+        self.finish()  # a second train() call starts afresh
+        self.report = None
+        self._args = args
+        self.tracer = Tracer(**self.tracer_options)
+        self.tracer.__enter__()
+        capture = getattr(self.tracer, "capture", None) or getattr(self.tracer, "_capture", None)
+        if capture is not None:
+            capture.observe_training_arguments(args)
+            capture.observe(optimizer=kwargs.get("optimizer"),
+                            lr_scheduler=kwargs.get("lr_scheduler"), model=kwargs.get("model"))
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.finish()
+
+    # -- the end of a run ----------------------------------------------------------------
+    def finish(self, exc: BaseException | None = None) -> Report | None:
+        """Stop the tracer (if running), build the report and write it; idempotent."""
+        tracer, self.tracer = self.tracer, None
+        if tracer is None:
+            return self.report
+        exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else (None, None, None)
+        tracer.__exit__(*exc_info)
+        report = tracer.report()
+        event = getattr(exc, "event", None)
+        if event is not None and report.event is None:
+            report = report.model_copy(update={"status": "nonfinite", "event": event})
+        self.report = report
+        if self.report_path is not None:
+            report.write(self.report_path)
+        return report
+
+
+def _calling_trainer(callback: DiagnoseCallback) -> Any:
+    """The Trainer whose constructor is running this callback's ``on_init_end``."""
+    frame = inspect.currentframe()
+    try:
+        for _ in range(8):
+            frame = frame.f_back if frame is not None else None
+            if frame is None:
+                return None
+            candidate = frame.f_locals.get("self")
+            handler = getattr(candidate, "callback_handler", None)
+            if handler is not None and callback in getattr(handler, "callbacks", []):
+                return candidate
+        return None
+    finally:
+        del frame
+
+
+def _finish_on_exception(trainer: Any, callback: DiagnoseCallback) -> None:
+    """Let ``trainer.train`` end the tracer when training stops by an exception."""
+    train = trainer.train
+
+    def train_and_finish(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return train(*args, **kwargs)
+        except BaseException as exc:
+            callback.finish(exc)
+            raise
+
+    train_and_finish.__wrapped__ = train  # type: ignore[attr-defined]
+    train_and_finish.__doc__ = train.__doc__
+    trainer.train = train_and_finish
