@@ -279,7 +279,7 @@ class DiagnoseApp(App[int]):
             base = Path.cwd() / "diagnose-report"
         target = base.with_suffix(suffix)
         if self.report_path is not None and target.resolve() == self.report_path.resolve():
-            target = base.with_name(base.name + ".export").with_suffix(suffix)
+            target = base.with_name(base.name + ".export" + suffix)
         return target
 
     def export_json(self) -> None:
