@@ -158,6 +158,9 @@ class MatchRef(_Model):
     slug: str
     score: float
     reason: str | None = None
+    error_message: str | None = Field(None, description="The record's canonical message.")
+    solutions: list[str] = Field(default_factory=list)
+    example_fix: str | None = None
 
 
 class Report(_Model):

@@ -183,6 +183,8 @@ def _exception_event(exc: BaseException, script: Path) -> Event:
 
 
 def _is_ours(filename: str) -> bool:
+    if filename.startswith("<frozen runpy"):
+        return True
     path = Path(filename)
     return path.name == "runpy.py" or Path(__file__).resolve().parent in path.resolve().parents
 
@@ -274,7 +276,8 @@ def _add_matches(report: Report, options: RunOptions) -> Report:
     matches = Matcher(records).match(text, limit=options.match_limit)
     report.matches = [
         MatchRef(record_id=m.record.id, slug=m.record.slug, score=round(float(m.score), 4),
-                 reason=getattr(m, "reason", None))
+                 reason=getattr(m, "reason", None), error_message=m.record.errorMessage,
+                 solutions=list(m.record.solutions or []), example_fix=m.record.exampleFix)
         for m in matches
     ]
     return report

@@ -57,9 +57,13 @@ def render_text(report: Report, *, color: bool = False) -> str:
     out += ["", *_config(report, s)]
     if report.matches:
         out += ["", s.bold("Related error records")]
-        for match in report.matches:
+        for rank, match in enumerate(report.matches):
             reason = f" — {safe(match.reason)}" if match.reason else ""
             out.append(f"  {match.score:.2f}  {safe(match.slug)} [{match.record_id}]{reason}")
+            if rank == 0:
+                out += [f"        - {safe(sol)}" for sol in match.solutions]
+                if match.example_fix:
+                    out += [f"        {safe(line)}" for line in match.example_fix.splitlines()]
     if report.event and report.event.traceback:
         out += ["", s.bold("Traceback"), safe(report.event.traceback.rstrip())]
     return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,89 @@
+"""Running a user's script: bad scripts get one clear line; the script's own fate is reported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagnose.errors import UsageError
+from diagnose.runner import check_script
+from tests.conftest import run_cli
+
+
+def test_missing_script_is_a_usage_error(tmp_path):
+    result = run_cli(str(tmp_path / "nope.py"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"diagnose: error: {tmp_path / 'nope.py'}: no such script"
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"\x7fELF\x00\x00binary", "binary file"),
+    (b"def broken(:\n    pass\n", ":1: not valid Python"),
+    (b"\xff\xfe latin", "not UTF-8"),
+])
+def test_not_python_is_a_usage_error(tmp_path, content, fragment):
+    script = tmp_path / "train.py"
+    script.write_bytes(content)
+    with pytest.raises(UsageError, match=fragment):
+        check_script(script)
+    result = run_cli(str(script))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
+
+
+def test_folder_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="is a folder"):
+        check_script(tmp_path)
+
+
+def test_script_gets_its_own_argv_main_and_path(tmp_path):
+    (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys, helper_mod\n"
+        "assert __name__ == '__main__'\n"
+        "print('ARGV', sys.argv[1:], helper_mod.VALUE + 1)\n"
+    )
+    result = run_cli("--format", "json", str(script), "--lr", "1", "-x")
+    assert result.returncode == 0, result.stderr
+    assert "ARGV ['--lr', '1', '-x'] 42" in result.stderr  # script output kept, off the JSON
+    report = json.loads(result.stdout)
+    assert report["status"] == "clean"
+    assert report["script"]["argv"] == ["--lr", "1", "-x"]
+
+
+def test_sys_exit_nonzero_is_reported_as_such(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nprint('bye')\nsys.exit(3)\n")
+    result = run_cli("--format", "json", str(script))
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["status"] == "exception"
+    assert report["event"]["message"] == "the script called sys.exit(3)"
+    assert report["event"]["location"]["line"] == 3
+
+
+def test_sys_exit_zero_is_a_clean_run(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nsys.exit(0)\n")
+    assert run_cli(str(script)).returncode == 0
+
+
+def test_script_exception_is_reported_with_traceback_and_location(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "a = torch.ones(2, 3)\n"
+        "b = torch.ones(4, 5)\n"
+        "c = a @ b\n"
+    )
+    result = run_cli("--format", "json", str(script))
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    event = report["event"]
+    assert report["status"] == "exception"
+    assert event["exception_type"] == "RuntimeError"
+    assert "mat1 and mat2 shapes cannot be multiplied" in event["message"]
+    assert event["location"]["line"] == 4
+    assert "Traceback" in event["traceback"] and "runpy" not in event["traceback"]
