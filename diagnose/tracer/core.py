@@ -144,6 +144,8 @@ class Tracer:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
             if self._active and self.event is None and exc_type is None:
+                for optimizer in self._optimizers:
+                    self._after_step_state(optimizer)
                 self._check()
         finally:
             self._uninstall()
@@ -403,19 +405,25 @@ class Tracer:
     def _on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if not self._active:
             return
-        if self._on:
-            params = [p for g in optimizer.param_groups for p in g["params"]]
-            self._norms("weights", "optimizer", params, params)
-            state_params, states = [], []
-            for p in params:
-                for key, value in optimizer.state.get(p, {}).items():
-                    if isinstance(value, torch.Tensor) and value.dim() and is_checked(value):
-                        state_params.append((p, key))
-                        states.append(value)
-            if states:
-                self._norms("state", "optimizer", state_params, states)
+        # Weights and optimizer state are not reduced here: a weight the update made
+        # non-finite makes its module's next output non-finite from finite input, and the
+        # forward event then finds the weight (see _forward_event); the last step's
+        # weights are checked when the tracer exits.
         if id(optimizer) == self._primary_opt:
             self._end_step(skipped=False)
+
+    def _after_step_state(self, optimizer: Any) -> None:
+        """Queue the weights and optimizer state (e.g. Adam's moments) for the next check."""
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        self._norms("weights", "optimizer", params, params)
+        state_params, states = [], []
+        for p in params:
+            for key, value in optimizer.state.get(p, {}).items():
+                if isinstance(value, torch.Tensor) and value.dim() and is_checked(value):
+                    state_params.append((p, key))
+                    states.append(value)
+        if states:
+            self._norms("state", "optimizer", state_params, states)
 
     def _norms(self, kind: str, phase: str, owners: list[Any], tensors: list[Any]) -> None:
         """One foreach norm over a list of tensors: nan/inf anywhere shows in its norm."""
@@ -509,6 +517,8 @@ class Tracer:
             elif kind == "pgrad":
                 grad_sq += sum(hi * hi for _, hi in rec.values)
                 pending["grad_norm"] = math.sqrt(grad_sq)
+                if bad:
+                    bad = self._confirm_nonfinite(rec)
             elif kind == "scale":
                 pending["loss_scale"] = rec.values[0][1]
                 if rec.values[0][1] < _SCALE_COLLAPSE and first_bad is None:
@@ -526,6 +536,20 @@ class Tracer:
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
             rec.args = rec.kwargs = rec.target = None
+
+    @staticmethod
+    def _confirm_nonfinite(rec: _Rec) -> bool:
+        """An fp32 norm of huge but finite values overflows: look at the values themselves."""
+        for i, (lo, hi) in enumerate(rec.values or ()):
+            if math.isfinite(lo) and math.isfinite(hi):
+                continue
+            owner = rec.target[i]
+            t = owner[0] if isinstance(owner, tuple) else owner
+            t = t.grad if rec.kind == "pgrad" else t
+            if t is None or not bool(torch.isfinite(t.detach()).all()) or math.isnan(hi):
+                return True
+            rec.values[i] = (0.0, 0.0)
+        return False
 
     # -- the event -----------------------------------------------------------------------
 
@@ -573,8 +597,11 @@ class Tracer:
         name = self._name(module)
         out_stats = self._out_summary(rec)
         dtype = next((dtype_name(d) for _, d, *_ in rec.outs), None)
-        finding = self._replay(producer)
         weights = [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+        bad_weights = [w for w in weights if not w.finite]
+        if bad_weights and self.step > 0:
+            return self._weight_event(rec, producer, bad_weights[0]), producer
+        finding = self._replay(producer)
         wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
         source = "from finite input" if not in_bad else "from finite module inputs"
         msg = (f"first non-finite: step {rec.step}, {phase}, `{name}` "
@@ -586,6 +613,28 @@ class Tracer:
                       value=self._value(rec))
         self._apply_finding(event, finding)
         return event, producer
+
+    def _weight_event(self, rec: _Rec, producer: _Rec, weight: Any) -> Event:
+        """A weight the previous optimizer step made non-finite (from finite gradients)."""
+        module = producer.module
+        name = self._name(module)
+        step = max(rec.step - 1, 0)
+        opt = self._optimizers[0] if self._optimizers else None
+        label = f"{name}.{weight.name}"
+        details = [f"parameter {label}"]
+        param = getattr(module, weight.name, None)
+        if opt is not None and param is not None:
+            for key, value in opt.state.get(param, {}).items():
+                if isinstance(value, torch.Tensor) and value.dim():
+                    st = full_stats(key, value)
+                    details.append(f"optimizer state {key}: |x| max {describe(st.abs_max)}")
+        value = "nan" if weight.nan else "inf"
+        msg = (f"first non-finite: step {step}, optimizer, `{name}` ({type(module).__name__}, "
+               f"{weight.dtype}): weight `{label}` is {value} after "
+               f"{type(opt).__name__ if opt else 'the optimizer'}.step() from finite gradients")
+        return Event(kind="nonfinite", phase="optimizer", step=step, module=name,
+                     module_type=type(module).__name__, dtype=weight.dtype, message=msg,
+                     value=value, details=details)
 
     @staticmethod
     def _inputs_bad(rec: _Rec) -> bool:

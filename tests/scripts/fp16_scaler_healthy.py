@@ -9,7 +9,7 @@ opt = torch.optim.SGD(model.parameters(), lr=1e-2)
 scaler = torch.amp.GradScaler("cpu", init_scale=2.0**30)
 x = torch.randn(64, 8)
 y = x.sum(dim=1, keepdim=True)
-for step in range(25):
+for _step in range(25):
     with torch.autocast("cpu", dtype=torch.float16):
         loss = nn.functional.mse_loss(model(x).float(), y)
     scaler.scale(loss).backward()

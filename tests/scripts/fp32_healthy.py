@@ -8,7 +8,7 @@ model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(inplace=True), nn.Linear(32, 1))
 opt = torch.optim.Adam(model.parameters(), lr=1e-2)
 x = torch.randn(64, 8)
 y = x.sum(dim=1, keepdim=True)
-for step in range(20):
+for _step in range(20):
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
     opt.step()

@@ -8,7 +8,7 @@ model = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
 opt = torch.optim.SGD(model.parameters(), lr=1e4)
 x = torch.randn(64, 8)
 y = x.sum(dim=1, keepdim=True)
-for step in range(50):
+for _step in range(50):
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
     opt.step()

@@ -23,7 +23,7 @@ model = Model()
 opt = torch.optim.SGD(model.parameters(), lr=1.0)
 x = torch.randn(4, 50, 4) * 0.01
 y = torch.ones(4, 1)
-for step in range(30):
+for _step in range(30):
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
     opt.step()

@@ -39,8 +39,8 @@ def line_of(name: str, text: str) -> int:
     ("script", "phase", "step", "module", "op"),
     [
         ("fp16_linear_overflow.py", "forward", 5, "fc2", "linear"),
-        ("high_lr.py", "optimizer", 3, "2", None),
-        ("rnn_exploding.py", "backward", 9, "head", None),
+        ("high_lr.py", "loss", 4, None, "mse_loss"),
+        ("rnn_exploding.py", "loss", 10, None, "mse_loss"),
         ("dataloader_nan.py", "input", 1, "Sequential", None),
     ],
 )

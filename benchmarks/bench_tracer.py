@@ -1,0 +1,150 @@
+"""Tracer overhead, side by side and interleaved: median training-step time per watcher.
+
+Compares no watcher, ``diagnose.Tracer()``, transformers' ``DebugUnderflowOverflow`` and
+``torch.autograd.detect_anomaly`` on a 4-layer MLP, a tiny random T5 and a tiny random
+GPT-2 (built from configs, no download). Prints each step time's ratio to the untraced
+step, the Tracer's host reads per step, and (on CUDA) the peak-memory overhead.
+
+    .venv/bin/python benchmarks/bench_tracer.py [--rounds 15] [--steps 5] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+import diagnose
+
+
+def mlp() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+    return model, lambda m: nn.functional.cross_entropy(m(x.to(_dev(m))), y.to(_dev(m)))
+
+
+def t5() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2,
+                      num_decoder_layers=2, num_heads=4, dropout_rate=0.0,
+                      decoder_start_token_id=0, pad_token_id=0)
+    model = T5ForConditionalGeneration(config)
+    ids, labels = torch.randint(0, 256, (8, 32)), torch.randint(0, 256, (8, 16))
+    return model, lambda m: m(input_ids=ids.to(_dev(m)), labels=labels.to(_dev(m))).loss
+
+
+def gpt2() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=256, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+    model = GPT2LMHeadModel(config)
+    ids = torch.randint(0, 256, (8, 32))
+    return model, lambda m: m(input_ids=ids.to(_dev(m)), labels=ids.to(_dev(m))).loss
+
+
+def _dev(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+class Runner:
+    """One model copy with its own optimizer and the context its watcher needs."""
+
+    def __init__(self, name: str, model: nn.Module, loss_fn: Any) -> None:
+        self.name = name
+        self.model = model
+        self.loss_fn = loss_fn
+        self.opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+        self.times: list[float] = []
+        self.tracer: diagnose.Tracer | None = None
+        self.steps = 0
+        self.peak = 0
+        if name == "DebugUnderflowOverflow":
+            from transformers.debug_utils import DebugUnderflowOverflow
+
+            DebugUnderflowOverflow(model)
+
+    def context(self) -> Any:
+        if self.name == "diagnose.Tracer":
+            self.tracer = diagnose.Tracer()
+            return self.tracer
+        if self.name == "detect_anomaly":
+            return torch.autograd.detect_anomaly(check_nan=True)
+        return contextlib.nullcontext()
+
+    def run(self, steps: int, sync: Callable[[], None]) -> None:
+        with self.context():
+            for _ in range(steps):
+                sync()
+                start = time.perf_counter()
+                loss = self.loss_fn(self.model)
+                loss.backward()
+                self.opt.step()
+                self.opt.zero_grad(set_to_none=True)
+                sync()
+                self.times.append(time.perf_counter() - start)
+        if self.tracer is not None:
+            self.steps += steps
+            self.syncs = getattr(self, "syncs", 0) + self.tracer.syncs
+
+
+WATCHERS = ["none", "diagnose.Tracer", "DebugUnderflowOverflow", "detect_anomaly"]
+
+
+def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> None:
+    torch.manual_seed(0)
+    base, loss_fn = build()
+    base.to(device)
+    runners = [Runner(w, copy.deepcopy(base), loss_fn) for w in WATCHERS]
+    cuda = device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    for r in runners:  # warm up
+        r.run(2, sync)
+        r.times.clear()
+    for _ in range(rounds):
+        for r in runners:
+            if cuda:
+                torch.cuda.reset_peak_memory_stats()
+            r.run(steps, sync)
+            if cuda:
+                r.peak = max(r.peak, torch.cuda.max_memory_allocated())
+    base_time = statistics.median(runners[0].times)
+    print(f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms")
+    for r in runners:
+        med = statistics.median(r.times)
+        line = f"  {r.name:24s} {med * 1e3:8.2f} ms  {med / base_time:5.2f}x"
+        if r.tracer is not None:
+            line += f"  host reads/step {r.syncs / r.steps:.2f}"
+        if cuda and runners[0].peak:
+            line += f"  peak mem +{(r.peak / runners[0].peak - 1) * 100:.1f}%"
+        print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--models", default="mlp,t5,gpt2")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    builders = {"mlp": ("4-layer MLP", mlp), "t5": ("tiny T5", t5), "gpt2": ("tiny GPT-2", gpt2)}
+    for key in args.models.split(","):
+        name, build = builders[key]
+        bench(name, build, args.rounds, args.steps, args.device)
+
+
+if __name__ == "__main__":
+    main()
