@@ -22,7 +22,7 @@ model = nn.Sequential(
     nn.ReLU(),
     nn.Linear(128, 1),
 ).half()  # fp16 everywhere
-optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
 for step in range(30):
     batch = slice((step * 32) % 256, (step * 32) % 256 + 32)

@@ -1,0 +1,80 @@
+"""use-bf16, upcast-to-fp32 and raise-adam-eps."""
+
+from __future__ import annotations
+
+from tests.patches.helpers import diff_body, patch
+
+
+def test_bf16_replaces_every_float16_spelling(tmp_path):
+    result = patch(tmp_path, "use-bf16", """
+        import torch
+        model = Net().half()
+        x = x.to(torch.float16)
+        with torch.autocast("cuda", dtype=torch.half):
+            y = model(x)
+        z = torch.zeros(3, dtype="float16")
+    """)
+    assert diff_body(result) == [
+        "-model = Net().half()",
+        "-x = x.to(torch.float16)",
+        '-with torch.autocast("cuda", dtype=torch.half):',
+        "+model = Net().bfloat16()",
+        "+x = x.to(torch.bfloat16)",
+        '+with torch.autocast("cuda", dtype=torch.bfloat16):',
+        '-z = torch.zeros(3, dtype="float16")',
+        '+z = torch.zeros(3, dtype="bfloat16")',
+    ]
+    assert result.note.startswith("4 float16 use(s) switched to bfloat16")
+
+
+def test_bf16_without_float16(tmp_path):
+    result = patch(tmp_path, "use-bf16", "import torch\nx = torch.ones(2)\n")
+    assert result.diff is None and "no float16 in the script" in result.note
+
+
+def test_upcast_the_loss_line_when_the_loss_overflowed(tmp_path):
+    result = patch(tmp_path, "upcast-to-fp32", """
+        import torch
+        import torch.nn.functional as F
+        pred = model(x)
+        loss = ((pred - target) ** 2).sum() + F.l1_loss(pred, target) + model.reg(pred)
+    """, line=4, phase="loss")
+    assert diff_body(result) == [
+        "-loss = ((pred - target) ** 2).sum() + F.l1_loss(pred, target) + model.reg(pred)",
+        "+loss = ((pred.float() - target.float()) ** 2).sum() + "
+        "F.l1_loss(pred.float(), target.float()) + model.reg(pred)",
+    ]
+
+
+def test_upcast_elsewhere_takes_the_script_back_to_float32(tmp_path):
+    result = patch(tmp_path, "upcast-to-fp32", """
+        import torch
+        model = Net().half()
+        x = torch.randn(4, 8, dtype=torch.float16)
+    """, line=3, phase="forward")
+    assert diff_body(result) == [
+        "-model = Net().half()",
+        "-x = torch.randn(4, 8, dtype=torch.float16)",
+        "+model = Net().float()",
+        "+x = torch.randn(4, 8, dtype=torch.float32)",
+    ]
+
+
+def test_adam_eps_raised_or_added(tmp_path):
+    result = patch(tmp_path, "raise-adam-eps", """
+        import torch
+        a = torch.optim.Adam(m.parameters(), lr=1e-3, eps=1e-8)
+        b = torch.optim.AdamW(n.parameters())
+        c = torch.optim.SGD(o.parameters(), lr=0.1)
+    """)
+    assert diff_body(result) == [
+        "-a = torch.optim.Adam(m.parameters(), lr=1e-3, eps=1e-8)",
+        "-b = torch.optim.AdamW(n.parameters())",
+        "+a = torch.optim.Adam(m.parameters(), lr=1e-3, eps=1e-4)",
+        "+b = torch.optim.AdamW(n.parameters(), eps=1e-4)",
+    ]
+
+
+def test_adam_eps_needs_adam(tmp_path):
+    result = patch(tmp_path, "raise-adam-eps", "import torch\nopt = torch.optim.SGD(p, lr=1)\n")
+    assert result.note == "no automatic patch: no Adam-family optimizer is constructed in the script"
