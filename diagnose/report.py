@@ -163,6 +163,25 @@ class MatchRef(_Model):
     example_fix: str | None = None
 
 
+class RankSummary(_Model):
+    """One process of a distributed run: what it saw, so ranks that saw nothing say so."""
+
+    rank: int
+    status: Literal["clean", "nonfinite", "exception", "stopped", "missing"] = Field(
+        description='"stopped": ended because another rank stopped first; "missing": left '
+                    "no evidence (killed before it could write)."
+    )
+    summary: str = Field(description="One line: the rank's event, or what it was doing.")
+    step: int | None = None
+    phase: Phase | None = None
+    history_length: int = 0
+    local_grads_finite: bool | None = Field(
+        None, description="Whether this rank's own gradients were finite before the last "
+                          "all-reduce (DDP); None when not known."
+    )
+    primary: bool = Field(False, description="True for the rank where the event was born.")
+
+
 class Report(_Model):
     version: int = REPORT_VERSION
     status: Status
@@ -179,6 +198,9 @@ class Report(_Model):
     )
     diagnose_version: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    ranks: list[RankSummary] = Field(
+        default_factory=list, description="Per-rank evidence of a distributed run, by rank."
+    )
 
     def to_json(self, indent: int | None = 2) -> str:
         return self.model_dump_json(indent=indent)

@@ -41,6 +41,8 @@ class RunOptions:
     verify_top: int = 3
     match_limit: int = 5
     debug: bool = False
+    on_tracer: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
+    """Called with the Tracer once it is installed (a distributed rank watches its progress)."""
 
 
 class StepLimitReached(BaseException):
@@ -86,13 +88,29 @@ def diagnose_script(
     everything the script itself does wrong ends up in the Report.
     """
     options = options or RunOptions(**kwargs)
+    return enrich(trace_script(path, argv, options), path, options)
+
+
+def trace_script(path: str | Path, argv: Sequence[str], options: RunOptions) -> Report:
+    """The run's evidence only: event, frames, history and config, before any analysis.
+
+    Split from the analysis so that a distributed run can trace every rank and analyse the
+    one combined report once.
+    """
     script, source = check_script(path)
-    user_config = _load_user_config(options.config_file)
+    _load_user_config(options.config_file)  # a bad config file is a usage error before the run
     report = _run(script, list(argv), options)
     report.script = ScriptInfo(
         path=str(path), argv=list(argv), sha256=hashlib.sha256(source.encode()).hexdigest()
     )
     report.diagnose_version = _version()
+    return report
+
+
+def enrich(report: Report, path: str | Path, options: RunOptions) -> Report:
+    """Add the config file, ranked fixes, patches, dataset matches and verification."""
+    script = Path(path)
+    user_config = _load_user_config(options.config_file)
     if user_config:
         report = _stage(report, "config file", options, lambda r: _merge_config(r, user_config))
     report = _stage(report, "rule engine", options, lambda r: _analyze(r, options))
@@ -115,6 +133,8 @@ def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
     outcome: BaseException | None = None
     try:
         with tracer:
+            if options.on_tracer is not None:
+                options.on_tracer(tracer)
             runpy.run_path(str(script), run_name="__main__")
     except NonFiniteDetected:
         pass  # the tracer holds the event

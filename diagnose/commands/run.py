@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop the script cleanly after N optimizer steps")
     parser.add_argument("--verify", action="store_true",
                         help="re-run the script with each top fix applied to a temporary copy")
+    parser.add_argument("--nproc", type=int, metavar="N",
+                        help="run the script on N local processes with torchrun's launcher "
+                             "(DDP/FSDP); one report names the rank where it began")
     parser.add_argument("script", metavar="SCRIPT", help="the training script to run")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS",
                         help="arguments for the script")
@@ -52,6 +55,8 @@ def main(args: argparse.Namespace) -> int:
     for path in [*args.dataset, *args.rules]:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
+    if args.nproc is not None and args.nproc < 1:
+        raise UsageError("--nproc must be at least 1")
     fmt = args.format or ("tui" if _interactive() else "text")
     if fmt == "tui" and not _interactive():
         fmt = "text"
@@ -60,15 +65,48 @@ def main(args: argparse.Namespace) -> int:
         max_steps=args.max_steps, config_file=args.config, rules=args.rules,
         datasets=args.dataset, verify=args.verify, debug=args.debug,
     )
+    stdout = sys.stdout
+    if args.nproc is not None and args.nproc > 1:
+        return _emit(_launch(args, options), args, fmt, stdout)
+    from diagnose.distributed.context import DistContext
+
+    ctx = DistContext.from_env()
     # With a machine-readable format on stdout, the script's own prints go to stderr.
     redirect = contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
+    if ctx is not None:  # one rank of a torchrun launch
+        fmt = "text" if fmt == "tui" else fmt  # several processes share the terminal
+        with redirect:
+            from diagnose.distributed.rank import run_rank
+
+            return run_rank(ctx, args.script, args.script_args, options,
+                            lambda report: _emit(report, args, fmt, stdout))
     with redirect:
         report = diagnose_script(args.script, args.script_args, options)
+    return _emit(report, args, fmt, stdout)
+
+
+def _emit(report, args: argparse.Namespace, fmt: str, stdout) -> int:
+    """Write ``--report``, show the report on the real stdout, and return the exit status."""
     if args.report:
         report.write(args.report)
         print(f"diagnose: report written to {args.report}", file=sys.stderr)
-    show(report, fmt, report_path=args.report)
+    with contextlib.redirect_stdout(stdout):
+        show(report, fmt, report_path=args.report)
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED
+
+
+def _launch(args: argparse.Namespace, options):
+    """``--nproc N``: every rank gets the tracing options; analysis happens here, once."""
+    from diagnose.distributed.launch import launch
+
+    rank_args = ["--frames", str(args.frames), "--sample-every", str(args.sample_every)]
+    if args.no_backward:
+        rank_args.append("--no-backward")
+    if args.max_steps is not None:
+        rank_args += ["--max-steps", str(args.max_steps)]
+    if args.debug:
+        rank_args.append("--debug")
+    return launch(args.script, args.script_args, args.nproc, options, rank_args)
 
 
 def show(report, fmt: str, report_path: Path | None = None) -> None:

@@ -1,0 +1,26 @@
+"""The command side of one rank: trace the script, hand the evidence to the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from diagnose.distributed.context import DistContext
+from diagnose.report import Report
+
+
+def run_rank(ctx: DistContext, script: str | Path, argv: Sequence[str], options: object,
+             emit: Callable[[Report], None]) -> int:
+    """Run ``script`` as rank ``ctx.rank``; the rank that combines the evidence analyses the
+    combined report and passes it to ``emit``. Returns the exit status (0 clean, 1 not)."""
+    from diagnose.distributed.session import RankSession
+    from diagnose.runner import enrich, trace_script
+
+    def on_combined(raw: Report) -> None:
+        emit(enrich(raw, raw.script.path or script, options))  # type: ignore[arg-type]
+
+    session = RankSession(ctx, on_combined)
+    session.start()
+    options.on_tracer = session.set_tracer  # type: ignore[attr-defined]
+    report = trace_script(script, list(argv), options)  # type: ignore[arg-type]
+    return session.run_ended(report).code
