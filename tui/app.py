@@ -316,7 +316,11 @@ def _default_verifier() -> Verifier:
     from diagnose.verify import verify_fixes
 
     def verify(report: Report, fix_id: str) -> Any:
-        return verify_fixes(report, only=[fix_id])
+        """Verify one fix: a copy of the report holding only that fix, so the user's list
+        keeps its order and the other fixes are not re-run."""
+        single = report.model_copy(deep=True)
+        single.fixes = [f for f in single.fixes if f.id == fix_id]
+        return verify_fixes(single, top=1)
 
     return verify
 

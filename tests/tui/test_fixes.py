@@ -6,6 +6,8 @@ import shutil
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.tui.conftest import notifications
 from tui.app import DiagnoseApp, _verified
 from tui.screens.confirm import ConfirmScreen
@@ -168,3 +170,24 @@ def test_verdicts_are_read_from_what_a_verifier_returns(fp16_report):
     assert _verified(fixed, fp16_report, "use-bf16") is True
     assert _verified(fixed.fixes, fp16_report, "use-bf16") is True
     assert _verified(None, fp16_report, "use-bf16") is None
+
+
+@pytest.mark.slow
+async def test_v_with_diagnoses_own_verifier_re_runs_the_patched_example(tmp_path):
+    from diagnose.report import Report
+    from tests.conftest import EXAMPLES, run_cli
+
+    path = tmp_path / "r.json"
+    out = run_cli("run", "--format", "json", "--report", str(path), str(EXAMPLES / "fp16_overflow.py"))
+    assert out.returncode == 1, out.stderr
+    report = Report.load(path)
+    app = DiagnoseApp(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        fix = report.fixes[0]
+        assert fix.verified in (True, False), notifications(app)  # the run gave a verdict
+        mark = "✓" if fix.verified else "✗"
+        assert mark in app.query_one(FixList).get_option_at_index(0).prompt.plain
+        assert any(m.startswith(f"{fix.id}: ") for m in notifications(app))
