@@ -39,7 +39,9 @@ def facts_of(**parts):
         ("aten::linalg_vector_norm", "linalg_vector_norm", "sqrt"),
         ("PowBackward1", "pow", "pow"),
         ("aten::nll_loss_forward", "nll_loss_forward", "cross_entropy"),
-        ("addmm", "addmm", None),
+        ("addmm", "addmm", "reduce"),
+        ("LinalgVectorNormBackward0", "linalg_vector_norm", "sqrt"),
+        ("relu", "relu", None),
     ],
 )
 def test_ops_are_normalised_into_hazard_families(op, base, family):

@@ -16,7 +16,7 @@ FACTS: dict[str, str] = {
     "event.module_type": 'class of that module, e.g. "Linear"',
     "event.op": "the torch op that produced the value, as the tracer named it",
     "event.op_base": 'that op normalised: lower case, no "aten::", no overload, no "Backward0"',
-    "event.op_family": 'hazard family of the op: "log", "div", "sqrt", "exp", "pow", '
+    "event.op_family": 'hazard family of the op: "log", "div", "sqrt", "exp", "pow", "reduce", '
     '"cross_entropy" (see rules/_heuristics.yaml)',
     "event.in_backward": "true when the value was born in the backward pass",
     "event.dtype": 'dtype of the value, normalised ("float16", "bfloat16", "float32", ...)',
@@ -70,12 +70,15 @@ FACTS: dict[str, str] = {
     "loss.max_abs": "largest finite |loss| of the run",
     "loss.fp16_ratio": "loss.max_abs / 65504 when the run computes in fp16",
     "loss_trend": "growth factor of |loss| over the trend window (last / first)",
-    "loss.rising_steps": "steps in a row, up to the event, where the loss rose",
+    "loss.rising_steps": "steps in a row, up to the event, where the loss rose by 10% or more",
+    "loss.last_jump": "|last loss| / |the loss before it|: one step's growth",
     "grad_norm.first": "first finite gradient norm of the trend window",
     "grad_norm.last": "last finite gradient norm before the event",
     "grad_norm.max": "largest gradient norm of the trend window",
     "grad_norm_growth": "growth factor of the gradient norm over the trend window",
-    "grad_norm.rising_steps": "steps in a row, up to the event, where the gradient norm rose",
+    "grad_norm.rising_steps": "steps in a row, up to the event, where the gradient norm rose by "
+    "10% or more",
+    "grad_norm.last_jump": "last gradient norm / the one before it: one step's growth",
     "grad_norm.nonfinite": "a recorded gradient norm was inf or nan",
     "weight_norm_growth": "growth factor of the weight norm over the trend window (if recorded)",
     "update_ratio.max": "largest |update| / |weight| over the trend window (if recorded)",
@@ -94,7 +97,7 @@ FACTS: dict[str, str] = {
     "activation.near_limit_count": "tensors seen at >= 50% of their dtype's max (or flagged)",
     "weights.max_abs": "largest finite |weight| seen in the frames",
     "weights.nonfinite": "a weight seen in the frames was inf or nan",
-    "weights.at_start": "the event came before the first optimizer step",
+    "weights.at_start": "the event came before the first optimizer update was applied",
     # classification losses
     "loss.is_cross_entropy": "the producing op or module is cross-entropy / NLL",
     "targets.ignore_index": "ignore_index of that loss (-100 unless recorded)",

@@ -162,7 +162,14 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
         facts["op_input.min_abs"] = min(known_mins)
     if known_maxs:
         facts["op_input.max_abs"] = max(known_maxs)
-    facts["op_input.has_zero"] = _any_known(_has_zero(s) for s in inputs)
+    true_mins = _detail_minimums(get(report.event, "details") or [])
+    zero_flags = [
+        _has_zero(s) if i >= len(true_mins) or true_mins[i] is None else true_mins[i] == 0.0
+        for i, s in enumerate(inputs)
+    ]
+    facts["op_input.has_zero"] = _any_known(zero_flags)
+    if true_mins and all(m is not None for m in true_mins):
+        facts["op_input.min_abs"] = min(m for m in true_mins if m is not None)
     facts["op_input.has_negative"] = _any_known(_has_negative(s) for s in inputs)
     signed_mins = [m for m in (_signed(s, "min") for s in inputs) if m is not None]
     if signed_mins:
@@ -172,20 +179,41 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
     if divisor is None and len(inputs) >= 2:
         divisor = inputs[1]
     if divisor is not None:
-        facts["op_input.divisor_has_zero"] = _has_zero(divisor)
+        index = inputs.index(divisor)
+        facts["op_input.divisor_has_zero"] = zero_flags[index]
         facts["op_input.divisor_min_abs"] = num(get(divisor, "abs_min"))
 
 
+_DETAIL_MIN = re.compile(r"min \|x\| = ([-+0-9.eE]+|nan|inf)")
+
+
+def _detail_minimums(details: list[Any]) -> list[float | None]:
+    """The true smallest |x| of each op input, from the tracer's detail line
+    ("log received min |x| = 0, max |x| = 1; ..."); TensorStats.abs_min leaves zeros out."""
+    for line in details:
+        if isinstance(line, str) and " received " in line:
+            values = []
+            for match in _DETAIL_MIN.finditer(line):
+                try:
+                    values.append(num(float(match.group(1))))
+                except ValueError:
+                    values.append(None)
+            return values
+    return []
+
+
 def _has_zero(stats: Any) -> bool | None:
+    """Whether a tensor holds 0: from a zero count, else signed bounds that exclude 0, else an
+    all-zero tensor (abs_min is the smallest *non-zero* |x|, so abs_min > 0 proves nothing)."""
     zeros = get(stats, "zeros")
     if isinstance(zeros, int) and not isinstance(zeros, bool):
         return zeros > 0
-    abs_min = num(get(stats, "abs_min"))
-    if abs_min is not None:
-        return abs_min == 0.0
     lo, hi = _signed(stats, "min"), _signed(stats, "max")
-    if lo is not None and hi is not None:
-        return lo <= 0.0 <= hi
+    if lo is not None and hi is not None and (lo > 0.0 or hi < 0.0):
+        return False
+    abs_min = num(get(stats, "abs_min"))
+    if abs_min == 0.0 or (lo == 0.0 or hi == 0.0):
+        return True
     return None
 
 
@@ -284,9 +312,12 @@ def _growth(values: list[float]) -> float | None:
 
 
 def _rising_steps(values: list[float]) -> int:
+    """Steps in a row, up to the last, where |value| grew by rise_factor or more (noise-sized
+    wiggles do not count as a trend)."""
+    factor = threshold("rise_factor", 1.1)
     count = 0
     for before, after in zip(reversed(values[:-1]), reversed(values[1:]), strict=True):
-        if after > before:
+        if abs(after) >= abs(before) * factor and after != before:
             count += 1
         else:
             break
@@ -304,6 +335,7 @@ def _history_facts(report: Report, facts: Facts) -> None:
         facts["loss.last"] = losses[-1]
         facts["loss_trend"] = _growth(losses)
         facts["loss.rising_steps"] = _rising_steps(losses)
+        facts["loss.last_jump"] = _growth(losses[-2:])
     all_losses = [abs(v) for v in (num(r.loss) for r in history) if v is not None]
     if all_losses:
         facts["loss.max_abs"] = max(all_losses)
@@ -314,6 +346,7 @@ def _history_facts(report: Report, facts: Facts) -> None:
         facts["grad_norm.max"] = max(norms)
         facts["grad_norm_growth"] = _growth(norms)
         facts["grad_norm.rising_steps"] = _rising_steps(norms)
+        facts["grad_norm.last_jump"] = _growth(norms[-2:])
     facts["grad_norm.nonfinite"] = any(_is_nonfinite_number(r.grad_norm) for r in history)
     weight_norms = _window([num(get(r, "weight_norm")) for r in history])
     if len(weight_norms) >= 2:
@@ -404,7 +437,9 @@ def _weight_facts(report: Report, facts: Facts) -> None:
     facts["weights.nonfinite"] = nonfinite
     facts["weights.max_abs"] = largest
     step = facts.get("event.step")
-    facts["weights.at_start"] = (step == 0) or (step is None and not report.history)
+    # Before the first update: step 0 and not in the optimizer phase (that is the update).
+    before_update = (step == 0) or (step is None and not report.history)
+    facts["weights.at_start"] = before_update and facts.get("event.phase") != "optimizer"
 
 
 # --- targets of a classification loss ---------------------------------------------------------

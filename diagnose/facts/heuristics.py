@@ -69,7 +69,9 @@ def normalize_op(op: Any) -> str | None:
     if not isinstance(op, str) or not op.strip():
         return None
     name = op.strip()
-    name = re.sub(r"Backward\d*$", "", name)
+    if is_backward_op(name):  # autograd names: LinalgVectorNormBackward0 -> linalg_vector_norm
+        name = re.sub(r"Backward\d*$", "", name)
+        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
     name = name.lower()
     for prefix in _OP_PREFIXES:
         if name.startswith(prefix):

@@ -114,8 +114,16 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
         parts.append(0.85 if loss_ratio >= 0.5 else 0.5)
         evidence.append(f"loss reached {fmt(f.get('loss.max_abs'))}, {loss_ratio:.0%} of fp16's range")
     if f.get("event.dtype") == "float16" and f.get("event.has_inf"):
-        parts.append(0.6)
-        evidence.append(f"the first inf was born in float16 {_where(f)}".rstrip())
+        largest = f.get("op_input.max_abs")
+        if f.get("event.op_family") == "reduce" and largest is not None and largest < 65504:
+            parts.append(0.85)
+            evidence.append(
+                f"{f.get('event.op')} of fp16 values no larger than {fmt(largest)} passed "
+                f"fp16's limit 65504 {_where(f)}".rstrip()
+            )
+        else:
+            parts.append(0.6)
+            evidence.append(f"the first inf was born in float16 {_where(f)}".rstrip())
     if not parts:
         return None
     confidence = _noisy_or(*parts)
@@ -127,6 +135,8 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
 def adam_eps_underflow(f: Facts, report: Report) -> Symptom | None:
     if not f.get("adam.eps_underflows"):
         return None
+    if f.get("event.step") == 0 and f.get("event.phase") != "optimizer":
+        return None  # the optimizer has not run yet: its eps cannot be the cause
     confidence = 0.9 if f.get("adam.eps_known") else 0.75
     if f.get("event.phase") == "optimizer":
         confidence = _noisy_or(confidence, 0.5)
@@ -197,14 +207,14 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     trend_parts: list[float] = []
     loss_trend, loss_rising = f.get("loss_trend"), f.get("loss.rising_steps", 0)
     if loss_trend is not None and loss_trend >= 3 and loss_rising >= 2:
-        trend_parts.append(0.6 if loss_trend >= 10 else 0.4)
+        trend_parts.append(0.75 if loss_trend >= 10 and loss_rising >= 3 else 0.45)
         evidence.append(
             f"loss grew {fmt(loss_trend)}x over the last steps ({fmt(f.get('loss.first'))} -> "
             f"{fmt(f.get('loss.last'))}), rising {loss_rising} steps in a row before the event"
         )
     growth, rising = f.get("grad_norm_growth"), f.get("grad_norm.rising_steps", 0)
     if growth is not None and growth >= 3 and rising >= 2:
-        trend_parts.append(0.5 if growth >= 10 else 0.3)
+        trend_parts.append(0.6 if growth >= 10 and rising >= 3 else 0.3)
         evidence.append(f"gradient norm grew {fmt(growth)}x, rising {rising} steps in a row")
     weight_growth = f.get("weight_norm_growth")
     if weight_growth is not None and weight_growth >= 2:
@@ -220,23 +230,35 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
         return None
     confidence = _noisy_or(*parts, *trend_parts)
     if ratio is not None and ratio <= 1.5:
-        confidence = min(confidence, 0.35)  # the trend is real but the lr itself is ordinary
+        confidence *= 0.85  # a steady divergence at an ordinary lr: still the lr, less surely
     return Symptom(id="lr-too-high", confidence=min(confidence, 0.95), evidence=evidence)
 
 
 def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
     parts: list[float] = []
     evidence: list[str] = []
+    jump = threshold("sudden_jump", 100.0)
+    # A spike after steady steps is the signature of one exploding gradient; a steady,
+    # step-over-step growth is more the learning rate's (see lr_too_high).
+    for name, label in (("loss", "loss"), ("grad_norm", "gradient norm")):
+        last_jump = f.get(f"{name}.last_jump")
+        if last_jump is not None and last_jump >= jump and f.get(f"{name}.rising_steps", 0) <= 1:
+            parts.append(0.75)
+            evidence.append(
+                f"the {label} jumped {fmt(last_jump)}x in one step after steady steps: "
+                "one huge gradient"
+            )
+            break
     growth = f.get("grad_norm_growth")
     if growth is not None and growth >= 10:
-        parts.append(0.85 if growth >= 100 else 0.65)
+        parts.append(0.5)
         evidence.append(
             f"gradient norm grew {fmt(growth)}x over the last steps "
             f"({fmt(f.get('grad_norm.first'))} -> {fmt(f.get('grad_norm.last'))})"
         )
     largest = f.get("grad_norm.max")
     if largest is not None and largest >= threshold("grad_norm_huge", 1e4):
-        parts.append(0.6)
+        parts.append(0.4)
         evidence.append(f"gradient norm reached {fmt(largest)}")
     if f.get("grad_norm.nonfinite"):
         parts.append(0.4)
@@ -258,6 +280,8 @@ def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
 def no_grad_clipping(f: Facts, report: Report) -> Symptom | None:
     if f.get("grad_clip.enabled") or f.get("event.phase") == "input":
         return None
+    if not f.get("history.steps") or f.get("event.step") == 0:
+        return None  # before any update, clipping could not have changed anything
     confidence = 0.8 if f.get("config.captured") else 0.4
     return Symptom(
         id="no-grad-clipping",
@@ -376,6 +400,17 @@ def pow_negative_base(f: Facts, report: Report) -> Symptom | None:
 
 
 def nonfinite_batch(f: Facts, report: Report) -> Symptom | None:
+    if f.get("event.phase") == "loss" and f.get("op_input.nonfinite"):
+        # The model's outputs were finite (else the event would be in forward), so the
+        # non-finite input of the loss op is what the batch brought: the targets.
+        return Symptom(
+            id="nonfinite-targets",
+            confidence=0.8,
+            evidence=[
+                f"an input of the loss op {f.get('event.op') or ''} was already non-finite "
+                "while the model's outputs were finite: the targets hold nan/inf".replace("  ", " ")
+            ],
+        )
     if f.get("event.phase") != "input":
         return None
     targets = f.get("event.input_role") == "targets"
