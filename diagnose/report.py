@@ -20,7 +20,9 @@ Phase = Literal["input", "forward", "loss", "backward", "optimizer"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # inf and nan are the whole point of a report: write them as "Infinity"/"NaN" strings
+    # (valid JSON) rather than pydantic's default null, which would lose them.
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan="strings")
 
 
 class Location(_Model):

@@ -58,3 +58,15 @@ def test_bad_report_files_give_one_clear_line(tmp_path, content, fragment):
         Report.load(path)
     message = str(info.value)
     assert fragment in message and "\n" not in message and str(path) in message
+
+
+def test_inf_and_nan_survive_a_round_trip(tmp_path):
+    report = Report(status="nonfinite", script={"path": "t.py"}, frames=[{
+        "index": 0, "outputs": [{"name": "output", "abs_max": float("inf")},
+                                {"name": "output[1]", "abs_max": float("nan")}]}])
+    path = tmp_path / "r.json"
+    report.write(path)
+    json.loads(path.read_text())  # strict JSON, no bare Infinity/NaN tokens
+    outputs = Report.load(path).frames[0].outputs
+    assert outputs[0].abs_max == float("inf")
+    assert outputs[1].abs_max != outputs[1].abs_max

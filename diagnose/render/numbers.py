@@ -30,7 +30,7 @@ def num(x: float | None, digits: int = 2) -> str:
     if x == 0:
         return "0"
     if 1e-3 <= abs(x) < 1e4:
-        return f"{x:.{digits + 1}g}"
+        return f"{float(f'{x:.{digits + 1}g}'):g}"
     mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
     return f"{mantissa}e{int(exponent)}"
 

@@ -69,7 +69,7 @@ def test_unknown_format_is_an_error():
 
 @pytest.mark.parametrize("value, text", [
     (None, "-"), (float("nan"), "nan"), (float("inf"), "inf"), (-float("inf"), "-inf"),
-    (0.0, "0"), (65504.0, "6.6e4"), (3.9e4, "3.9e4"), (1.5, "1.5"), (1e-8, "1.0e-8"),
+    (0.0, "0"), (65504.0, "6.6e4"), (3.9e4, "3.9e4"), (1.5, "1.5"), (1e-8, "1.0e-8"), (1340.0, "1340"), (0.00123, "0.00123"),
 ])
 def test_numbers_are_compact(value, text):
     assert num(value) == text
