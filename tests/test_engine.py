@@ -376,3 +376,72 @@ def test_odd_evidence_never_raises():
     assert report.to_json()
     for value in report.facts.values():
         assert not (isinstance(value, float) and not math.isfinite(value))
+
+
+# --- shapes of evidence the tracer really produces --------------------------------------------
+
+
+def test_a_spike_after_steady_steps_is_an_exploding_gradient_not_the_lr():
+    """A ReLU RNN at lr=1e-3: flat loss, then one step multiplies it by 1e32."""
+    report = analyze(make_report(
+        event={"kind": "nonfinite", "phase": "forward", "step": 10, "module": "head",
+               "module_type": "Linear", "op": "linear", "dtype": "float32", "value": "inf+-inf",
+               "message": "inf in head"},
+        history=steps(loss=[1.0735, 1.0731, 1.0733, 1.0741, 1.0752, 1.0761, 1.0770, 1.08e32],
+                      grad_norm=[0.17, 0.21, 0.20, 0.23, 0.19, 0.20, 0.17, float("nan")]),
+        config={"precision": "fp32", "optimizer": "SGD", "lr": 1e-3},
+    ))
+    assert fix_ids(report)[0] == "enable-grad-clipping"
+    assert "lr-too-high" not in [s.id for s in report.symptoms]
+
+
+def test_steady_divergence_at_an_ordinary_lr_still_blames_the_lr_first():
+    """SGD at 0.02 on unnormalised inputs: loss and grad norm grow every step."""
+    report = analyze(make_report(
+        event={"kind": "nonfinite", "phase": "loss", "step": 11, "dtype": "float32",
+               "value": "inf", "message": "loss is inf from finite model outputs"},
+        history=steps(loss=[102.7, 180.5, 186.9, 308.8, 2322.5, 3203.8, 2.4e6, 4.0e14],
+                      grad_norm=[167.0, 235.0, 209.0, 486.0, 1281.0, 2716.0, 2.8e5, 5.0e11]),
+        config={"precision": "fp32", "optimizer": "SGD", "lr": 0.02},
+    ))
+    assert fix_ids(report)[:2] == ["lower-learning-rate", "enable-grad-clipping"]
+
+
+def test_fp16_sum_in_the_loss_ranks_fp32_first():
+    report = analyze(make_report(
+        event={"kind": "nonfinite", "phase": "loss", "step": 0, "op": "sum", "dtype": "float16",
+               "value": "inf", "message": "sum received min |x| = 0, max |x| = 21.6",
+               "details": ["sum received min |x| = 0, max |x| = 21.6 and returned inf"],
+               "op_inputs": [{"name": "input[0]", "dtype": "float16", "abs_min": 0.01,
+                              "abs_max": 21.6}]},
+        config={"precision": "fp16", "optimizer": "Adam", "lr": 1e-5},
+    ))
+    assert fix_ids(report)[:2] == ["upcast-to-fp32", "use-bf16"]
+    # the optimizer has not run yet: its eps cannot be the cause
+    assert "raise-adam-eps" not in fix_ids(report)
+
+
+def test_the_tracer_detail_line_reveals_zeros_that_abs_min_leaves_out():
+    """TensorStats.abs_min is the smallest non-zero |x|; the detail line has the true minimum."""
+    report = analyze(make_report(
+        event={"kind": "nonfinite", "phase": "forward", "step": 0, "op": "div", "value": "nan",
+               "message": "div", "details": [
+                   "div received min |x| = 0, max |x| = 3; min |x| = 0, max |x| = 2.5 "
+                   "and returned nan"],
+               "op_inputs": [{"name": "input[0]", "abs_min": 0.02, "abs_max": 3.0},
+                             {"name": "input[1]", "abs_min": 0.5, "abs_max": 2.5}]},
+    ))
+    assert report.facts["op_input.divisor_has_zero"] is True
+    assert report.symptoms[0].confidence == 0.95
+    assert fix_ids(report) == ["guard-division"]
+
+
+def test_a_non_finite_input_of_the_loss_op_means_bad_targets():
+    report = analyze(make_report(
+        event={"kind": "nonfinite", "phase": "loss", "step": 3, "op": "mse_loss", "value": "nan",
+               "message": "loss", "op_inputs": [
+                   {"name": "input[0]", "abs_max": 2.0},
+                   {"name": "input[1]", "abs_max": float("nan"), "nan": 1}]},
+    ))
+    assert fix_ids(report) == ["sanitize-inputs"]
+    assert report.fixes[0].rules == ["nonfinite-targets"]
