@@ -34,6 +34,11 @@ LIGHTNING_FIELDS = (
 
 LIGHTNING_MODULES = ("lightning.pytorch.trainer.trainer", "pytorch_lightning.trainer.trainer")
 
+NAN_INF_FILTER_NOTE = (
+    "logging_nan_inf_filter=True: the Trainer logs the mean of earlier losses in place of a nan "
+    "or inf loss, so its logs can look fine while training produces non-finite losses"
+)
+
 
 class TransformersWatcher:
     def __init__(self, errors: ErrorLog) -> None:
@@ -61,6 +66,10 @@ class TransformersWatcher:
         latest = instances[-1]
         described = pick(latest, TRAINING_ARGUMENT_FIELDS)
         described["class"] = type(latest).__name__
+        hides = bool(described.get("logging_nan_inf_filter"))
+        described["logs_hide_nonfinite_loss"] = hides
+        if hides:
+            described["notes"] = [NAN_INF_FILTER_NOTE]
         config["transformers"] = described
 
 
@@ -116,6 +125,54 @@ class LightningWatcher:
                 value = init_args[field]
             if value is not UNSAFE:
                 described[field] = value
+        described.update(_lightning_training_objects(trainer))
         if init_args:
             described["init_args"] = init_args
         config["lightning"] = described
+
+
+def _lightning_training_objects(trainer: Any) -> dict[str, Any]:
+    """Precision plugin, strategy, module, and what ``configure_optimizers`` returned.
+
+    Each part is read on its own: before ``fit`` sets the strategy up, or on an older
+    Lightning, some are missing and the others still count.
+    """
+    out: dict[str, Any] = {}
+    readers = {
+        "precision_plugin": lambda: _class_name(trainer.precision_plugin),
+        "strategy_class": lambda: _class_name(trainer.strategy),
+        "module_class": lambda: _class_name(trainer.lightning_module),
+        "optimizers": lambda: [_describe_optimizer(o) for o in trainer.optimizers],
+        "lr_schedulers": lambda: [_describe_scheduler(c) for c in trainer.lr_scheduler_configs],
+    }
+    for key, read in readers.items():
+        try:
+            value = read()
+        except Exception:
+            continue
+        if value is not None:
+            out[key] = value
+    scaler = getattr(getattr(trainer, "precision_plugin", None), "scaler", None)
+    out["precision_plugin_scaler"] = scaler is not None
+    return out
+
+
+def _class_name(obj: Any) -> str | None:
+    return type(obj).__name__ if obj is not None else None
+
+
+def _describe_optimizer(optimizer: Any) -> dict[str, Any]:
+    inner = getattr(optimizer, "_optimizer", optimizer)  # a LightningOptimizer wrapper
+    groups = getattr(inner, "param_groups", [])
+    lrs = [json_safe(group.get("lr")) for group in groups]
+    return {"class": type(inner).__name__, "param_groups": len(groups),
+            "lr": [lr if lr is not UNSAFE else None for lr in lrs]}
+
+
+def _describe_scheduler(config: Any) -> dict[str, Any]:
+    described: dict[str, Any] = {"class": _class_name(getattr(config, "scheduler", None))}
+    for field in ("interval", "frequency", "monitor", "name"):
+        safe = json_safe(getattr(config, field, None))
+        if safe is not UNSAFE:
+            described[field] = safe
+    return described

@@ -9,7 +9,11 @@ The tracer starts at ``on_train_begin`` and stops at ``on_train_end``; the run's
 ``logging_nan_inf_filter``, ...) land in the report's ``config["transformers"]``. When the
 callback is passed to the Trainer's constructor it also sees the training end by an exception
 (``NonFiniteDetected`` or the script's own), so the tracer is always removed and the report is
-still built and written; ``callback.report`` holds it.
+still built and written; ``callback.report`` holds it, analysed like the command line's
+(symptoms, ranked fixes, patches against the calling script) unless ``analyze=False``.
+
+Under ``diagnose train.py`` the callback joins the tracer already running the script rather
+than starting a second one, so the command line's report is the same with or without it.
 """
 
 from __future__ import annotations
@@ -20,18 +24,25 @@ from typing import Any
 
 from transformers.trainer_callback import TrainerCallback
 
+from diagnose.integrations.session import TracedRun, analyze, write
 from diagnose.report import Report
 
 
 class DiagnoseCallback(TrainerCallback):
     """Trace the Trainer's training loop; ``report`` is set when training ends."""
 
-    def __init__(self, report_path: str | Path | None = None, **tracer_options: Any) -> None:
+    def __init__(self, report_path: str | Path | None = None, *, analyze: bool = True,
+                 **tracer_options: Any) -> None:
         self.report_path = Path(report_path) if report_path is not None else None
+        self.analyze = analyze
         self.tracer_options = tracer_options
-        self.tracer: Any = None
+        self.run: TracedRun | None = None
         self.report: Report | None = None
-        self._args: Any = None
+
+    @property
+    def tracer(self) -> Any:
+        """The tracer while training runs, else None."""
+        return self.run.tracer if self.run is not None else None
 
     # -- Trainer events ----------------------------------------------------------------
     def on_init_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -40,18 +51,15 @@ class DiagnoseCallback(TrainerCallback):
             _finish_on_exception(trainer, self)
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        from diagnose.tracer import Tracer
-
         self.finish()  # a second train() call starts afresh
         self.report = None
-        self._args = args
-        self.tracer = Tracer(**self.tracer_options)
-        self.tracer.__enter__()
-        capture = getattr(self.tracer, "capture", None) or getattr(self.tracer, "_capture", None)
-        if capture is not None:
+
+        def observe(capture: Any) -> None:
             capture.observe_training_arguments(args)
             capture.observe(optimizer=kwargs.get("optimizer"),
                             lr_scheduler=kwargs.get("lr_scheduler"), model=kwargs.get("model"))
+
+        self.run = TracedRun(self.tracer_options, observe)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.finish()
@@ -59,18 +67,14 @@ class DiagnoseCallback(TrainerCallback):
     # -- the end of a run ----------------------------------------------------------------
     def finish(self, exc: BaseException | None = None) -> Report | None:
         """Stop the tracer (if running), build the report and write it; idempotent."""
-        tracer, self.tracer = self.tracer, None
-        if tracer is None:
+        run, self.run = self.run, None
+        if run is None:
             return self.report
-        exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else (None, None, None)
-        tracer.__exit__(*exc_info)
-        report = tracer.report()
-        event = getattr(exc, "event", None)
-        if event is not None and report.event is None:
-            report = report.model_copy(update={"status": "nonfinite", "event": event})
+        report = run.finish(exc)
+        if self.analyze:
+            report = analyze(report)
         self.report = report
-        if self.report_path is not None:
-            report.write(self.report_path)
+        write(report, self.report_path)
         return report
 
 

@@ -1,0 +1,106 @@
+"""``DiagnoseCallback``: the diagnose Tracer inside a Lightning ``Trainer``.
+
+    trainer = L.Trainer(..., callbacks=[DiagnoseCallback(report_path="diagnose.json")])
+    trainer.fit(model, loader)   # raises diagnose.NonFiniteDetected at the first inf/nan
+
+The tracer starts at ``on_train_start`` (after ``configure_optimizers`` ran) and stops at
+``on_train_end``; when ``fit`` ends by an exception, Lightning calls ``on_exception`` and the
+tracer is removed and the report still built and written. The report's
+``config["lightning"]`` holds the Trainer's precision and its plugin, ``gradient_clip_val``
+and ``gradient_clip_algorithm``, gradient accumulation, and the optimizers and lr schedulers
+that ``configure_optimizers`` returned; those optimizers also feed the usual ``optimizer``,
+``lr`` and ``lr_scheduler`` entries. ``callback.report`` holds the report, analysed like the
+command line's (symptoms, ranked fixes, patches) unless ``analyze=False``.
+
+Works with the ``lightning`` package and with the older ``pytorch_lightning``: the callback
+subclasses the ``Callback`` of whichever the process has imported (``lightning`` first), since
+each Trainer accepts only its own package's callbacks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from diagnose.integrations.session import TracedRun, analyze, write
+from diagnose.report import Report
+
+PACKAGES = ("lightning.pytorch", "pytorch_lightning")
+
+
+def _lightning() -> ModuleType:
+    """The Lightning package the script uses: one already imported, else the first installed."""
+    for name in PACKAGES:
+        if name in sys.modules:
+            return sys.modules[name]
+    for name in PACKAGES:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError(
+        "diagnose.integrations.lightning needs Lightning: pip install lightning "
+        "(or pytorch-lightning)"
+    )
+
+
+_pl = _lightning()
+
+
+class DiagnoseCallback(_pl.Callback):  # type: ignore[misc,name-defined]
+    """Trace ``Trainer.fit``'s training loop; ``report`` is set when training ends."""
+
+    def __init__(self, report_path: str | Path | None = None, *, analyze: bool = True,
+                 **tracer_options: Any) -> None:
+        super().__init__()
+        self.report_path = Path(report_path) if report_path is not None else None
+        self.analyze = analyze
+        self.tracer_options = tracer_options
+        self.run: TracedRun | None = None
+        self.report: Report | None = None
+
+    @property
+    def tracer(self) -> Any:
+        """The tracer while training runs, else None."""
+        return self.run.tracer if self.run is not None else None
+
+    # -- Trainer events ----------------------------------------------------------------
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        self.finish()  # a second fit() starts afresh
+        self.report = None
+        self.run = TracedRun(self.tracer_options, lambda capture: _observe(capture, trainer))
+
+    def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        self.finish()
+
+    def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
+        self.finish(exception)
+
+    # -- the end of a run ----------------------------------------------------------------
+    def finish(self, exc: BaseException | None = None) -> Report | None:
+        """Stop the tracer (if running), build the report and write it; idempotent."""
+        run, self.run = self.run, None
+        if run is None:
+            return self.report
+        report = run.finish(exc)
+        if self.analyze:
+            report = analyze(report)
+        self.report = report
+        write(report, self.report_path)
+        return report
+
+
+def _observe(capture: Any, trainer: Any) -> None:
+    """Hand the Trainer and what ``configure_optimizers`` built to the config capture."""
+    capture.observe_lightning_trainer(trainer)
+    for optimizer in trainer.optimizers:
+        capture.observe(optimizer=getattr(optimizer, "_optimizer", optimizer))
+    for config in trainer.lr_scheduler_configs:
+        capture.observe(lr_scheduler=config.scheduler)
+    capture.observe(model=trainer.lightning_module)
+    scaler = getattr(trainer.precision_plugin, "scaler", None)
+    if scaler is not None:
+        capture.observe(scaler=scaler)

@@ -1,0 +1,114 @@
+"""One traced training run inside a framework's loop, shared by the framework callbacks.
+
+A callback starts a ``TracedRun`` when training begins and finishes it when training ends,
+normally or by an exception. Two things make this more than ``with Tracer():``:
+
+- the framework built the optimizer, scheduler and arguments before training began, so they
+  are handed to the tracer's config capture (``observe``) instead of being seen as they are
+  constructed;
+- under ``diagnose train.py`` a tracer is already running the whole script. A second tracer
+  would race the first one to the event and leave the runner's report without it, so the run
+  joins the running tracer instead: it hands over the framework's objects and leaves starting,
+  stopping and reporting to the runner.
+
+The report a callback writes is analysed like the command line's (symptoms, ranked fixes,
+patches against the script in ``sys.argv[0]``) unless ``analyze=False``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from diagnose.report import Report
+
+log = logging.getLogger(__name__)
+
+Observer = Callable[[Any], None]
+"""Called with the tracer's ``ConfigCapture`` to hand over what the framework built."""
+
+
+def running_tracer() -> Any:
+    """The diagnose Tracer attached to this process right now, or None.
+
+    Found through torch's global forward hooks, where every active Tracer registers a bound
+    method: no registry of our own to keep in step.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    from diagnose.tracer import Tracer
+
+    hooks = getattr(torch.nn.modules.module, "_global_forward_hooks", {})
+    for hook in list(hooks.values()):
+        owner = getattr(hook, "__self__", None)
+        if isinstance(owner, Tracer) and getattr(owner, "_active", False):
+            return owner
+    return None
+
+
+def capture_of(tracer: Any) -> Any:
+    """The tracer's ConfigCapture, or None when config capture is unavailable."""
+    return getattr(tracer, "capture", None) or getattr(tracer, "_capture", None)
+
+
+class TracedRun:
+    """A tracer owned by a callback, or a running one that the callback joined."""
+
+    def __init__(self, tracer_options: dict[str, Any], observe: Observer) -> None:
+        from diagnose.tracer import Tracer
+
+        outer = running_tracer()
+        self.joined = outer is not None
+        if outer is not None:
+            self.tracer = outer
+        else:
+            self.tracer = Tracer(**tracer_options)
+            self.tracer.__enter__()
+        capture = capture_of(self.tracer)
+        if capture is not None:
+            try:
+                observe(capture)
+            except Exception as exc:  # the config is evidence, never a reason to stop training
+                capture.errors.record("framework callback", exc)
+
+    def finish(self, exc: BaseException | None = None) -> Report:
+        """Stop the tracer unless it belongs to the runner; the report of the run so far."""
+        if not self.joined:
+            info = (type(exc), exc, exc.__traceback__) if exc is not None else (None, None, None)
+            self.tracer.__exit__(*info)
+        report = self.tracer.report()
+        event = getattr(exc, "event", None)
+        if event is not None and report.event is None:
+            report = report.model_copy(update={"status": "nonfinite", "event": event})
+        return report
+
+
+def analyze(report: Report) -> Report:
+    """Symptoms, ranked fixes and patches, as ``diagnose train.py`` adds them.
+
+    Patches are made against ``sys.argv[0]`` when that is a Python file (the script that
+    called ``trainer.train()``); without one, fixes come without patches. A failing stage
+    leaves a warning in the report, as on the command line.
+    """
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    try:
+        if script is not None and script.suffix == ".py" and script.is_file():
+            from diagnose.runner import RunOptions, enrich
+
+            return enrich(report, script, RunOptions())
+        from diagnose.engine import analyze as rank_fixes
+
+        return rank_fixes(report)
+    except Exception as exc:
+        log.debug("analysis failed", exc_info=True)
+        report.warnings.append(f"analysis failed: {type(exc).__name__}: {exc}")
+        return report
+
+
+def write(report: Report, path: Path | None) -> None:
+    if path is not None:
+        report.write(path)

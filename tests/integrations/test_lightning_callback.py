@@ -1,0 +1,112 @@
+"""DiagnoseCallback for Lightning: a tiny LightningModule trained by ``lightning.Trainer`` on CPU."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+L = pytest.importorskip("lightning")
+
+from diagnose.integrations.lightning import DiagnoseCallback  # noqa: E402
+from diagnose.tracer import NonFiniteDetected  # noqa: E402
+
+
+class Regressor(L.LightningModule):
+    def __init__(self, lr: float = 0.05) -> None:
+        super().__init__()
+        self.lr = lr
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.mse_loss(self.net(x), y)
+
+    def configure_optimizers(self):
+        optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr)
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.1,
+                                                      total_iters=2)
+        return {"optimizer": optimizer,
+                "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
+def loader(nan_row: int | None = None) -> torch.utils.data.DataLoader:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 8, generator=generator)
+    y = x.sum(dim=1, keepdim=True)
+    if nan_row is not None:
+        x[nan_row, 3] = float("nan")
+    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=4)
+
+
+def fit(callback: DiagnoseCallback, module: L.LightningModule | None = None,
+        nan_row: int | None = None, **overrides) -> L.Trainer:
+    settings = dict(accelerator="cpu", max_steps=4, logger=False, enable_checkpointing=False,
+                    enable_progress_bar=False, enable_model_summary=False,
+                    gradient_clip_val=0.5, gradient_clip_algorithm="value",
+                    callbacks=[callback])
+    settings.update(overrides)
+    trainer = L.Trainer(**settings)
+    torch.manual_seed(0)
+    trainer.fit(module or Regressor(), loader(nan_row))
+    return trainer
+
+
+def test_healthy_fit_reports_clean_with_the_trainer_config(tmp_path):
+    callback = DiagnoseCallback(report_path=tmp_path / "report.json")
+    hooks_before = len(torch.nn.modules.module._global_forward_hooks)
+    fit(callback)
+    report = callback.report
+    assert report is not None and report.status == "clean" and report.fixes == []
+    config = report.config.model_dump()
+    lightning = config["lightning"]
+    assert lightning["precision"] == "32-true"
+    assert lightning["precision_plugin"] == "Precision"
+    assert lightning["gradient_clip_val"] == 0.5
+    assert lightning["gradient_clip_algorithm"] == "value"
+    assert lightning["optimizers"] == [{"class": "AdamW", "param_groups": 1, "lr": [0.05]}]
+    assert lightning["lr_schedulers"][0]["class"] == "LinearLR"
+    assert lightning["lr_schedulers"][0]["interval"] == "step"
+    assert lightning["module_class"] == "Regressor"
+    assert config["optimizer"] == "AdamW" and config["precision"] == "fp32"
+    assert config["grad_clip"]["kind"] == "value" and config["grad_clip"]["calls"] == 4
+    assert len(report.history) == 4
+    assert json.loads((tmp_path / "report.json").read_text())["status"] == "clean"
+    assert callback.tracer is None
+    assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
+
+
+def test_a_nan_in_the_data_stops_fit_and_names_the_input(tmp_path):
+    callback = DiagnoseCallback(report_path=tmp_path / "report.json")
+    hooks_before = len(torch.nn.modules.module._global_forward_hooks)
+    with pytest.raises(NonFiniteDetected):
+        fit(callback, nan_row=9)  # the third batch of four rows
+    report = callback.report
+    assert report is not None and report.status == "nonfinite"
+    assert (report.event.phase, report.event.step, report.event.sample_indices) == (
+        "input", 2, [9])
+    assert report.fixes[0].id == "sanitize-inputs"
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["event"]["phase"] == "input"
+    assert saved["config"]["lightning"]["gradient_clip_val"] == 0.5
+    assert callback.tracer is None
+    assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
+
+
+def test_an_exception_in_training_step_still_removes_the_tracer(tmp_path):
+    class Broken(Regressor):
+        def training_step(self, batch, batch_idx):
+            if batch_idx == 1:
+                raise ValueError("bad batch")
+            return super().training_step(batch, batch_idx)
+
+    callback = DiagnoseCallback(report_path=tmp_path / "report.json", analyze=False)
+    hooks_before = len(torch.nn.modules.module._global_forward_hooks)
+    with pytest.raises(ValueError, match="bad batch"):
+        fit(callback, Broken())
+    assert callback.report is not None and callback.report.status == "clean"
+    assert len(callback.report.history) == 1
+    assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
+    assert (tmp_path / "report.json").exists()
