@@ -17,6 +17,7 @@ import contextlib
 import math
 import sys
 from collections import deque
+from functools import partial
 from typing import Any
 
 import torch
@@ -40,7 +41,7 @@ from diagnose.tracer.stats import (
     nonfinite_kind,
 )
 
-_MAX_GRAD_HOOKS_PER_CALL = 4
+_MAX_WINDOW = 1 << 14  # records; beyond this a check runs at the next root forward
 _SCALE_COLLAPSE = 1.0
 _MAX_CONSECUTIVE_SKIPS = 25
 
@@ -48,18 +49,21 @@ _MAX_CONSECUTIVE_SKIPS = 25
 class _Rec:
     """One entry of the check window, in the order things happened."""
 
-    __slots__ = ("args", "call", "indices", "ins", "invalues", "kind", "kwargs", "module",
-                 "outs", "parent", "phase", "step", "target", "values")
+    __slots__ = ("args", "call", "chunk", "indices", "ins", "invalues", "kind", "kwargs",
+                 "module", "outs", "parent", "phase", "step", "target", "values")
 
-    def __init__(self, kind: str, phase: str, step: int, module: Any = None) -> None:
+    def __init__(self, kind: str, phase: str, step: int, module: Any = None,
+                 outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
+                 call: int = -1) -> None:
         self.kind = kind
         self.phase = phase
         self.step = step
         self.module = module
-        self.call = -1
+        self.call = call
         self.parent = -1
+        self.chunk = -1
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
-        self.outs: list[tuple[str, torch.dtype, Any, int]] = []
+        self.outs: list[tuple[str, torch.dtype, Any, int]] = [] if outs is None else outs
         self.args: Any = None
         self.kwargs: Any = None
         self.target: Any = None
@@ -75,9 +79,11 @@ class Tracer:
     ``backward``: also watch gradients flowing through modules (parameter gradients are
     always checked before the optimizer applies them).
     ``sample_every``: watch one optimizer step in k (1 = every step).
-    ``check_at_backward``: check forward and loss at ``backward()`` entry, stopping a nan loss
-    before backward runs; defaults to on for CPU losses (free) and off on accelerators,
-    where the step's single host synchronisation happens at the optimizer step instead.
+    ``check_at_backward``: also check forward and loss at ``backward()`` entry, stopping a
+    nan loss before backward runs, at the cost of a second host read per step. Off by
+    default: the step's single read happens at the optimizer step pre-hook, before the update
+    lands (a non-finite loss is still reported as phase ``loss``). Loops without a torch
+    optimizer are checked at the next root forward after a ``backward()``, and at exit.
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
@@ -173,10 +179,12 @@ class Tracer:
 
     def _reset_window(self) -> None:
         self._vals: list[Any] = []
+        self._chunks: list[torch.Tensor] = []
         self._recs: list[_Rec] = []
+        self._backward_seen = False  # a backward() ran since the last check
+        self._nograd_forward = False  # the last root forward ran without grad
         self._seen: dict[int, tuple[torch.Tensor, int]] = {}
         self._loss_sources: dict[int, torch.Tensor] = {}
-        self._forward_done = False
 
     def _slot(self, t: torch.Tensor) -> int:
         seen = self._seen.get(id(t))
@@ -202,59 +210,73 @@ class Tracer:
             self._stop_watch()
             if id(module) not in self._names:
                 self._add_root(module)
-            if self._forward_done and self._recs:
-                self._check()  # a forward-only loop (evaluation): check each forward
+            if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
+                               or (self._backward_seen and self._primary_opt is None)):
+                # No optimizer step closed the last window: a manual update, or an
+                # evaluation forward that no backward can follow; one read for it now.
+                self._check()
         self._ncalls += 1
         self._stack.append(self._ncalls)
 
     def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any, output: Any) -> None:
+        # The hot path: one aminmax per new float tensor, one small record, no host read.
         if not self._active or not self._on or not self._stack:
             return
-        call = self._stack.pop()
-        rec = _Rec("call", "forward", self.step, module)
-        rec.call = call
-        rec.parent = self._stack[-1] if self._stack else -1
+        stack = self._stack
+        call = stack.pop()
         slot = self._slot
+        seen = self._seen
+        hook_on = None
         if type(output) is torch.Tensor:
-            rec.outs.append(("output", output.dtype, output.shape, slot(output)))
-            tensors = (output,)
+            fresh = id(output) not in seen  # a container passing on its child's output
+            outs = [("output", output.dtype, output.shape, slot(output))]
+            if fresh:
+                hook_on = output
         else:
-            tensors = []
+            outs = []
             for name, t in iter_tensors(output, "output"):
-                rec.outs.append((name, t.dtype, t.shape, slot(t)))
-                tensors.append(t)
+                if hook_on is None and id(t) not in seen:
+                    hook_on = t
+                outs.append((name, t.dtype, t.shape, slot(t)))
+        rec = _Rec("call", "forward", self.step, module, outs, call)
+        if stack:
+            rec.parent = stack[-1]
+        ins = rec.ins
         for i, t in enumerate(args):
-            if isinstance(t, torch.Tensor):
-                rec.ins.append((f"input[{i}]", t.dtype, t.shape, slot(t)))
+            if type(t) is torch.Tensor:
+                ins.append((f"input[{i}]", t.dtype, t.shape, slot(t)))
             elif t is not None and not isinstance(t, (int, float, str, bool)):
                 for name, u in iter_tensors(t, f"input[{i}]"):
-                    rec.ins.append((name, u.dtype, u.shape, slot(u)))
+                    ins.append((name, u.dtype, u.shape, slot(u)))
         if kwargs:
-            for name, u in iter_tensors(kwargs, "kwargs"):
-                rec.ins.append((name[7:], u.dtype, u.shape, slot(u)))
+            for key, value in kwargs.items():
+                if type(value) is torch.Tensor:
+                    ins.append((key, value.dtype, value.shape, slot(value)))
+                elif value is not None and not isinstance(value, (int, float, str, bool)):
+                    for name, u in iter_tensors(value, key):
+                        ins.append((name, u.dtype, u.shape, slot(u)))
         rec.args, rec.kwargs = args, kwargs
-        if rec.parent < 0:
-            rec.indices = self._batch.last
         self._recs.append(rec)
-        if self.backward and torch.is_grad_enabled():
-            hooked = 0
-            for t in tensors:
-                if t.requires_grad and hooked < _MAX_GRAD_HOOKS_PER_CALL:
-                    t.register_hook(self._grad_hook(module, call))
-                    hooked += 1
-        if not self._stack:
-            self._forward_done = True
+        if hook_on is not None and self.backward:
+            node = hook_on.grad_fn
+            if node is not None:
+                # A prehook on the autograd node is cheaper than Tensor.register_hook and
+                # also sees the gradient of a value later modified in place.
+                node.register_prehook(partial(self._on_grad, module, call, hook_on.output_nr))
+        if not stack:
+            rec.indices = self._batch.last
+            self._nograd_forward = not torch.is_grad_enabled()
             self._start_watch()
 
-    def _grad_hook(self, module: torch.nn.Module, call: int) -> Any:
-        def hook(grad: torch.Tensor) -> None:
-            if self._active and self._on and grad is not None:
-                rec = _Rec("grad", "backward", self.step, module)
-                rec.call = call
-                rec.outs.append(("grad_output", grad.dtype, grad.shape, self._slot(grad)))
-                self._recs.append(rec)
-
-        return hook
+    def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
+        """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
+        if not self._active or not self._on or nr >= len(grads):
+            return
+        grad = grads[nr]
+        if grad is not None:
+            rec = _Rec("grad", "backward", self.step, module,
+                       [("grad_output", grad.dtype, grad.shape, self._slot(grad))], call)
+            self._recs.append(rec)
 
     def _add_root(self, root: torch.nn.Module) -> None:
         self._roots.append(root)
@@ -287,18 +309,15 @@ class Tracer:
         if not self._active or not self._on:
             return
         ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
-        on_cpu = True
         for t in ts:
             if isinstance(t, torch.Tensor) and is_checked(t):
-                rec = _Rec("loss", "loss", self.step)
-                rec.outs.append(("loss", t.dtype, t.shape, self._slot(t)))
+                rec = _Rec("loss", "loss", self.step, None,
+                           [("loss", t.dtype, t.shape, self._slot(t))])
                 rec.target = self._loss_sources.get(id(t), t)
                 self._recs.append(rec)
-                on_cpu = on_cpu and t.device.type == "cpu"
-        check = self.check_at_backward if self.check_at_backward is not None else on_cpu
-        if check:
+        self._backward_seen = True
+        if self.check_at_backward:
             self._check()
-        self._forward_done = False
 
     def _wrap_tensor_backward(self, original: Any) -> Any:
         tracer = self
@@ -361,6 +380,8 @@ class Tracer:
             result = original(scaler, optimizer, *args, **kwargs)
             if scaler.is_enabled() and not tracer._opt_stepped and tracer._active:
                 tracer._skips += 1
+                if tracer._on:
+                    tracer._check()  # the skipped step's one read (no pre-hook ran)
                 tracer._end_step(skipped=True)
             elif tracer._opt_stepped:
                 tracer._skips = 0
@@ -375,8 +396,8 @@ class Tracer:
             result = original(scaler, *args, **kwargs)
             scale = getattr(scaler, "_scale", None)
             if tracer._active and tracer._on and isinstance(scale, torch.Tensor):
-                rec = _Rec("scale", "backward", tracer.step)
-                rec.outs.append(("loss_scale", scale.dtype, scale.shape, tracer._slot(scale)))
+                rec = _Rec("scale", "backward", tracer.step, None,
+                           [("loss_scale", scale.dtype, scale.shape, tracer._slot(scale))])
                 tracer._recs.append(rec)
             return result
 
@@ -431,13 +452,12 @@ class Tracer:
         keep = [(o, t) for o, t in zip(owners, local, strict=True) if t is not None]
         if not keep:
             return
-        norms = torch._foreach_norm([t.detach() for _, t in keep], 2, dtype=torch.float32)
-        rec = _Rec(kind, phase, self.step)
+        with torch.no_grad():
+            norms = torch._foreach_norm([t for _, t in keep], 2, dtype=torch.float32)
+            self._chunks.append(torch.stack(norms))
+        rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for _, t in keep])
+        rec.chunk = len(self._chunks) - 1
         rec.target = [o for o, _ in keep]
-        for (_, t), n in zip(keep, norms, strict=True):
-            slot = len(self._vals)
-            self._vals.append((n, n))
-            rec.outs.append((kind, t.dtype, t.shape, slot))
         self._recs.append(rec)
 
     def _end_step(self, skipped: bool) -> None:
@@ -473,21 +493,30 @@ class Tracer:
         self._loss_ops = []
         flat = [v for pair in vals for v in pair]
         flat += [v for r in loss_ops for v in r.minmax]
-        if not flat:
+        chunks = self._chunks
+        if not flat and not chunks:
             self._reset_window()
             return
-        host = torch.stack(flat).tolist()
+        parts = [torch.stack(flat)] if flat else []
+        device = (parts or chunks)[0].device
+        parts += [c.to(device) for c in chunks]
+        host = (torch.cat(parts) if len(parts) > 1 else parts[0]).tolist()  # the one read
         self.syncs += 1
         n = 2 * len(vals)
         for i, r in enumerate(loss_ops):
             lo, hi = host[n + 2 * i], host[n + 2 * i + 1]
             r.finite = math.isfinite(lo) and math.isfinite(hi)
+        offsets, at = [], len(flat)
+        for c in chunks:
+            offsets.append(at)
+            at += c.numel()
         try:
-            self._scan(recs, host, loss_ops)
+            self._scan(recs, host, loss_ops, offsets)
         finally:
             self._reset_window()
 
-    def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord]) -> None:
+    def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord],
+              offsets: list[int]) -> None:
         pending = self._pending
         max_act = pending.get("max_activation") or 0.0
         near = bool(pending.get("near_limit"))
@@ -495,8 +524,12 @@ class Tracer:
         calls: dict[int, _Rec] = {}
         grad_sq = 0.0
         for rec in recs:
-            rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                          for *_, s in rec.outs]
+            if rec.chunk >= 0:
+                at = offsets[rec.chunk]
+                rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
+            else:
+                rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                              for *_, s in rec.outs]
             bad = not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
             kind = rec.kind
             if kind == "call":
