@@ -161,6 +161,8 @@ class RankSession:
             data["step"] = event.step if event.step is not None else data["step"]
             data["phase"] = event.phase
             data["summary"] = event.message
+            if event.kind == "exception":
+                data["summary"] = f"raised {event.exception_type}: {event.message}"
             if status == "stopped":
                 data["summary"] = (f"stopped after rank {peer[0]} ended: raised "
                                    f"{event.exception_type}: {event.message}")

@@ -4,6 +4,7 @@ Runs as one process too (no process group) so that a single-process diagnosis of
 script can be compared with the distributed one.
     --nan-rank R --nan-step S   rank R's batch carries a NaN at step S
     --crash-rank R --crash-step S   rank R raises ValueError at step S
+    --nan-weight-rank R         after step --nan-step, one weight on rank R turns NaN
     --lr LR                     SGD learning rate (1e4 diverges)
     --fsdp                      shard with torch.distributed.fsdp.fully_shard (DTensor params)
 """
@@ -22,6 +23,7 @@ parser.add_argument("--nan-rank", type=int, default=-1)
 parser.add_argument("--nan-step", type=int, default=3)
 parser.add_argument("--crash-rank", type=int, default=-1)
 parser.add_argument("--crash-step", type=int, default=2)
+parser.add_argument("--nan-weight-rank", type=int, default=-1)
 parser.add_argument("--fsdp", action="store_true")
 args = parser.parse_args()
 
@@ -57,6 +59,11 @@ for step in range(args.steps):
     loss.backward()
     opt.step()
     opt.zero_grad()
+    if rank == args.nan_weight_rank and step == args.nan_step:
+        with torch.no_grad():  # a corrupted local shard (a bad update on one rank)
+            weight = net[0].weight
+            local = weight.to_local() if hasattr(weight, "to_local") else weight
+            local.view(-1)[0] = float("nan")
 print(f"rank {rank}: done")
 if distributed:
     dist.destroy_process_group()
