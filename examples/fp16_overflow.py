@@ -2,7 +2,7 @@
 
 The features are raw 16-bit ADC counts (0..60000), never normalised. The whole model is cast
 to float16 with ``.half()`` to "save memory"; the first Linear layer sums 64 such inputs times its
-weights, and its outputs pass fp16's largest finite value (65504) in the first forward pass,
+weights, and some of its outputs pass fp16's largest finite value (65504) in the first forward pass,
 becoming inf. bfloat16 has float32's range and would not overflow.
 """
 
@@ -16,9 +16,9 @@ features = torch.randint(0, 60000, (256, 64)).float()
 targets = features[:, :4].sum(dim=1, keepdim=True) / 60000.0
 
 model = nn.Sequential(
-    nn.Linear(64, 128),
+    nn.Linear(64, 256),
     nn.ReLU(),
-    nn.Linear(128, 128),
+    nn.Linear(256, 128),
     nn.ReLU(),
     nn.Linear(128, 1),
 ).half()  # fp16 everywhere
