@@ -78,11 +78,7 @@ def guard_division(ctx: PatchContext) -> Patched:
     for node in ctx.nodes_at_event((cst.BinaryOperation, cst.Call), "a division",
                                    divides_by_tensor):
         denominator = node.right if isinstance(node, cst.BinaryOperation) else node.args[1].value
-        guarded = f"({code_of(denominator)} + {eps})"
-        if isinstance(node, cst.BinaryOperation):
-            edit.replace(denominator, guarded)
-        else:
-            edit.replace(denominator, guarded)
+        edit.replace(denominator, f"({code_of(denominator)} + {eps})")
         notes.append(f"{code_of(denominator)} + {eps}")
     return Patched(edit.result(), "the denominator gets an eps: " + "; ".join(notes))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.source import NoPatch, dotted, format_number, number
+from diagnose.patches.source import NoPatch, dotted, format_number, number, with_keyword
 
 FACTOR = 10.0
 # torch's default lr per optimizer (used when the call does not pass one).
@@ -39,11 +39,7 @@ def lower_learning_rate(ctx: PatchContext) -> Patched:
         if current is None:
             raise NoPatch(f"{name} is built with its default lr, which is not known here")
         new = format_number(current / FACTOR)
-        last = call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        args = [*call.args[:-1], last, cst.Arg(keyword=cst.Name("lr"), value=cst.parse_expression(
-            new), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                        whitespace_after=cst.SimpleWhitespace("")))]
-        edit.replace(call, call.with_changes(args=args))
+        edit.replace(call, with_keyword(call, "lr", new))
         return Patched(edit.result(), f"{name} used its default lr {current:g}; set lr={new}")
     return _lower_value(ctx, lr_arg.value, edit)
 

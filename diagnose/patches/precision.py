@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.source import NoPatch, code_of, dotted, number
+from diagnose.patches.source import NoPatch, code_of, dotted, number, with_keyword
 
 HALF_DTYPES = {"float16", "half"}
 # The smallest positive float16 is ~6e-8: an eps of 1e-8 rounds to 0. 1e-4 is well inside the
@@ -55,12 +55,7 @@ def raise_adam_eps(ctx: PatchContext) -> Patched:
     for call in calls:
         eps = script.keyword(call, "eps")
         if eps is None:
-            last = call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            new_arg = cst.Arg(
-                keyword=cst.Name("eps"), value=cst.parse_expression(FP16_ADAM_EPS),
-                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                      whitespace_after=cst.SimpleWhitespace("")))
-            edit.replace(call, call.with_changes(args=[*call.args[:-1], last, new_arg]))
+            edit.replace(call, with_keyword(call, "eps", FP16_ADAM_EPS))
         elif number(eps.value) is None or number(eps.value) < float(FP16_ADAM_EPS):
             edit.replace(eps.value, FP16_ADAM_EPS)
     return Patched(edit.result(), f"eps={FP16_ADAM_EPS}: float16 rounds the default 1e-8 to 0, "

@@ -171,6 +171,18 @@ class Script:
         return [n for n in self.nodes(kind) if line in self.lines(n)]
 
 
+def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
+    """``call`` with ``name=value`` appended to its arguments."""
+    args = list(call.args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    no_space = cst.SimpleWhitespace("")
+    args.append(cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(value),
+                        equal=cst.AssignEqual(whitespace_before=no_space,
+                                              whitespace_after=no_space)))
+    return call.with_changes(args=args)
+
+
 class Edit(cst.CSTTransformer):
     """Replacements and insertions keyed by the original nodes of one ``Script``."""
 
