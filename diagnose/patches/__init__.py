@@ -19,6 +19,7 @@ from diagnose.patches.init import fix_initialization
 from diagnose.patches.loops import guard_ignored_targets, sanitize_inputs
 from diagnose.patches.lr import lower_learning_rate
 from diagnose.patches.precision import raise_adam_eps, upcast_to_fp32, use_bf16
+from diagnose.patches.scaling import enable_loss_scaling
 from diagnose.patches.source import NoPatch, Script, unified_diff
 from diagnose.report import Report
 
@@ -39,14 +40,13 @@ PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
     "sanitize-inputs": sanitize_inputs,
     "guard-ignored-targets": guard_ignored_targets,
     "fix-initialization": fix_initialization,
+    "enable-loss-scaling": enable_loss_scaling,
 }
 
 # Fixes that are a change of approach rather than an edit at one place.
 NOTES = {
     "add-lr-warmup": "a warmup schedule depends on how the script steps its scheduler: "
                      "add one as in the example",
-    "enable-loss-scaling": "a GradScaler changes backward, step and the loop's bookkeeping: "
-                           "add it as in the example",
 }
 
 

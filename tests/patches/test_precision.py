@@ -78,3 +78,35 @@ def test_adam_eps_raised_or_added(tmp_path):
 def test_adam_eps_needs_adam(tmp_path):
     result = patch(tmp_path, "raise-adam-eps", "import torch\nopt = torch.optim.SGD(p, lr=1)\n")
     assert result.note == "no automatic patch: no Adam-family optimizer is constructed in the script"
+
+
+def test_loss_scaling_around_backward_and_step_under_autocast(tmp_path):
+    result = patch(tmp_path, "enable-loss-scaling", """
+        import torch
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            with torch.autocast("cpu", dtype=torch.float16):
+                loss = model(x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    """)
+    assert diff_body(result) == [
+        '+scaler = torch.amp.GradScaler("cpu")',
+        "-    loss.backward()",
+        "-    opt.step()",
+        "+    scaler.scale(loss).backward()",
+        "+    scaler.step(opt)",
+        "+    scaler.update()",
+    ]
+
+
+def test_loss_scaling_refuses_a_half_model(tmp_path):
+    result = patch(tmp_path, "enable-loss-scaling", """
+        import torch
+        model = Net().half()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loss.backward()
+        opt.step()
+    """)
+    assert result.diff is None and "cannot unscale float16 gradients" in result.note
