@@ -15,11 +15,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from diagnose.paths import records_dir
 from diagnose.records import cache
-from diagnose.records.parse import JSON_LINES_SUFFIXES, Parsed, parse_text
+from diagnose.records.parse import JSON_LINES_SUFFIXES, Parsed, parse_bytes
 from diagnose.records.problems import LoadResult, Problem, Skipped
+from diagnose.records.recordlist import RecordList
 
 RECORD_SUFFIXES = (".json", *JSON_LINES_SUFFIXES)
 MAYBE_SUFFIXES = (".txt",)
@@ -60,16 +62,6 @@ def _starts_like_json(path: Path) -> bool:
     return head[:1] in (b"{", b"[")
 
 
-def _decode(data: bytes) -> tuple[str | None, Problem | None]:
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        bad = data[exc.start : exc.start + 1].hex()
-        reason = f"not UTF-8: {exc.reason} 0x{bad} at byte {exc.start}"
-        return None, Problem("", reason, line=line)
-
-
 def _read(path: Path, display: str) -> tuple[Parsed | None, Problem | None]:
     try:
         st = path.stat()
@@ -84,21 +76,19 @@ def _read(path: Path, display: str) -> tuple[Parsed | None, Problem | None]:
         after = path.stat()
     except OSError as exc:
         return None, Problem(display, f"cannot read: {exc.strerror or exc}")
-    text, problem = _decode(data)
-    if problem is not None:
-        return None, Problem(display, problem.reason, line=problem.line)
-    parsed = parse_text(text or "", path.suffix.lower())
+    parsed = parse_bytes(data, path.suffix.lower())
     if cache.signature(after) == cache.signature(st):  # not changed while we read it
         cache.store(path, after, data, started, parsed)
     return parsed, None
 
 
 class _Loading:
-    """One load in progress: the result, plus where each record came from (for duplicates)."""
+    """One load in progress: the result, and each file's records and where they sit."""
 
     def __init__(self) -> None:
         self.result = LoadResult()
-        self.where: list[tuple[str, int | None, int | None, str]] = []
+        self.segments: list[Any] = []  # per file: its records (a list, or lazy from the cache)
+        self.where: list[tuple[str, Any]] = []  # per file: (display, where of each record)
 
     def add_file(self, path: Path, display: str, explicit: bool) -> None:
         parsed, problem = _read(path, display)
@@ -117,37 +107,50 @@ class _Loading:
         result.files.append(display)
         for line, column, index, path_, reason in parsed.findings:
             result.problems.append(Problem(display, reason, line, column, index, path_))
-        result.records.extend(parsed.records)
-        self.where.extend((display, *w) for w in parsed.where)
+        self.segments.append(parsed.records)
+        self.where.append((display, parsed.where))
 
     def add_folder(self, folder: Path, display: str) -> None:
         result = self.result
-        records, problems, skipped = len(result.records), len(result.problems), len(result.skipped)
+        records, problems, skipped = self.count(), len(result.problems), len(result.skipped)
         for path in _walk(folder, result):
             self.add_file(path, _display(path), explicit=False)
-        if len(result.records) == records and len(result.problems) == problems:
+        if self.count() == records and len(result.problems) == problems:
             note = len(result.skipped) - skipped
             extra = f" (skipped {note} file{'s' if note != 1 else ''})" if note else ""
             result.problems.append(Problem(display, f"folder holds no records{extra}"))
 
-    def drop_duplicates(self) -> None:
-        """Keep the first record of each id; report every later one with both locations."""
-        result = self.result
+    def count(self) -> int:
+        return sum(len(s) for s in self.segments)
+
+    def finish(self) -> None:
+        """The records of every file; of each id only the first, every later one reported with
+        both locations (the check needs only the ids, so cached records stay unbuilt)."""
+        records = RecordList(self.segments)
+        ids = records.column("id")
+        if len(set(ids)) == len(ids):
+            self.result.records = records
+            return
         first: dict[str, int] = {}
         keep = []
-        for i, record in enumerate(result.records):
-            j = first.setdefault(record.id, i)
+        for i, id_ in enumerate(ids):
+            j = first.setdefault(id_, i)
             if j == i:
-                keep.append(record)
+                keep.append(i)
                 continue
-            file, line, index, prefix = self.where[i]
-            ffile, fline, findex, _ = self.where[j]
+            file, (line, index, prefix) = self._where(records, i)
+            ffile, (fline, findex, _) = self._where(records, j)
             earlier = Problem(ffile, "", fline, None, findex).location
-            result.problems.append(
-                Problem(file, f"duplicate id {record.id!r} (first at {earlier})", line, None,
+            self.result.problems.append(
+                Problem(file, f"duplicate id {id_!r} (first at {earlier})", line, None,
                         index, f"{prefix}.id")
             )
-        result.records = keep
+        self.result.records = records.keep_only(keep)
+
+    def _where(self, records: RecordList, i: int) -> tuple[str, tuple[Any, ...]]:
+        k, local = records.locate(i)
+        display, where = self.where[k]
+        return display, tuple(where[local])
 
 
 def load_records(*paths: str | os.PathLike[str]) -> LoadResult:
@@ -185,5 +188,5 @@ def _load(targets: list[Path]) -> LoadResult:
             loading.add_file(target, display, explicit=True)
         else:
             loading.result.problems.append(Problem(display, "no such file or folder"))
-    loading.drop_duplicates()
+    loading.finish()
     return loading.result

@@ -10,6 +10,15 @@ JSON Schema's own: an integral float such as ``282.0`` is an integer.
 Two rules JSON Schema cannot express are checked here and by the loader (see ``rules.py``):
 ``messagePattern`` compiles as a Python regular expression, and
 ``sourceCodeStart <= lineNumber <= sourceCodeEnd`` for those that are present.
+
+Speed: the loader validates whole files through these models, so every constraint that
+pydantic can check in Rust is written as a schema constraint (``pattern=``, ``ge=``,
+``Literal``, ``min_length``), and what needs Python (line order, unique tags) is one model
+validator: one Python call per record instead of one per field. ``messagePattern`` is first
+matched in Rust against the recogniser of patterns known to compile (``patterns.py``); only a
+pattern outside that subset is compiled by ``re``, in a second union branch. Integral floats take
+a second union branch that only runs for floats. ``cache_strings=False``: record strings are
+almost all distinct, so hashing them for pydantic's string cache only costs time.
 """
 
 from __future__ import annotations
@@ -19,16 +28,14 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
     Tag,
-    field_validator,
     model_validator,
 )
 
-from diagnose.records.patterns import pattern_error
+from diagnose.records.patterns import SAFE_SUBSET_RUST, pattern_error
 from diagnose.records.rules import line_order_error
 
 HEX_ID = r"^[0-9a-f]{8,64}$"
@@ -45,43 +52,61 @@ DATETIME = (
 )
 
 
-def _integral_float_to_int(value: Any) -> Any:
-    """JSON Schema counts 282.0 as an integer; accept it as 282 (but never a bool)."""
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
+def _unique_error(items: list[str]) -> str | None:
+    if len(set(items)) == len(items):
+        return None
+    seen: set[str] = set()
+    dup = next(x for x in items if x in seen or seen.add(x))
+    return f"duplicate item {dup!r}"
 
 
-def _unique(items: list[str]) -> list[str]:
-    if len(set(items)) != len(items):
-        seen: set[str] = set()
-        dup = next(x for x in items if x in seen or seen.add(x))
-        raise ValueError(f"duplicate item {dup!r}")
-    return items
+def _union(*members: Any) -> Any:
+    """``A | B | ...`` tried left to right (the first member that accepts the value wins)."""
+    union = members[0]
+    for member in members[1:]:
+        union = union | member
+    return Annotated[union, Field(union_mode="left_to_right")]
+
+
+def _integer(**bounds: int) -> Any:
+    """An integer within ``bounds``; JSON Schema also counts an integral float (282.0) as an
+    integer, which becomes the int 282 (a Python call only for floats, never for bools)."""
+    integral = Annotated[float, Field(multiple_of=1, **bounds), AfterValidator(int)]
+    return _union(Annotated[int, Field(**bounds)], integral)
+
+
+def _compiles(pattern: str) -> str:
+    reason = pattern_error(pattern)
+    if reason is not None:
+        raise ValueError(reason)
+    return pattern
 
 
 Text = Annotated[str, Field(min_length=1)]
-Line = Annotated[Annotated[int, Field(ge=1)] | None, BeforeValidator(_integral_float_to_int)]
+RegexText = _union(
+    Annotated[str, Field(min_length=1, pattern=SAFE_SUBSET_RUST)],
+    Annotated[str, Field(min_length=1), AfterValidator(_compiles)],
+)
+Line = _union(_integer(ge=1), None)
 Pattern = lambda p: Annotated[str, Field(pattern=p)]  # noqa: E731
 NullablePattern = lambda p: Annotated[str, Field(pattern=p)] | None  # noqa: E731
+_CONFIG = ConfigDict(extra="forbid", strict=True, frozen=True, cache_strings=False)
 
 
 class ErrorRecord(BaseModel):
     """One error: its message and pattern, where it is raised, what it means, how to fix it."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = _CONFIG
 
     id: Pattern(HEX_ID)
     repo: NullablePattern(REPO)
     slug: Annotated[str, Field(pattern=KEBAB, max_length=200)]
     errorCode: Text | None
     errorMessage: Text
-    messagePattern: Text
+    messagePattern: RegexText
     errorType: Pattern(ERROR_TYPE)
     errorClass: NullablePattern(ERROR_CLASS)
-    httpStatus: Annotated[
-        Annotated[int, Field(ge=100, le=599)] | None, BeforeValidator(_integral_float_to_int)
-    ]
+    httpStatus: _union(_integer(ge=100, le=599), None)
     severity: Literal["fatal", "critical", "error", "warning", "info"]
     filePath: Text | None
     lineNumber: Line
@@ -99,32 +124,28 @@ class ErrorRecord(BaseModel):
     typeGuard: Text | None
     tryCatchPattern: Text | None
     preventionTips: list[Text]
-    tags: Annotated[list[Pattern(KEBAB)], AfterValidator(_unique)]
+    tags: list[Pattern(KEBAB)]
     backgroundTag: Text | None
     analyzedSha: NullablePattern(SHA40)
     analyzedAt: NullablePattern(DATETIME)
-    schemaVersion: Annotated[Literal[2], BeforeValidator(_integral_float_to_int)]
-
-    @field_validator("messagePattern")
-    @classmethod
-    def _pattern_compiles(cls, value: str) -> str:
-        reason = pattern_error(value)
-        if reason is not None:
-            raise ValueError(reason)
-        return value
+    schemaVersion: _union(Literal[2], _integer(ge=2, le=2))
 
     @model_validator(mode="after")
-    def _lines_in_order(self) -> ErrorRecord:
+    def _rules(self) -> ErrorRecord:
+        """The checks pydantic cannot run natively, in one Python call per record."""
         problem = line_order_error(self.lineNumber, self.sourceCodeStart, self.sourceCodeEnd)
         if problem is not None:
             raise ValueError(f"{problem[0]}: {problem[1]}")
+        reason = _unique_error(self.tags)
+        if reason is not None:
+            raise ValueError(f"tags: {reason}")
         return self
 
 
 class RecordWrapper(BaseModel):
     """How the upstream dataset ships a record: with the version of the dataset build."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = _CONFIG
 
     record: ErrorRecord
     datasetVersion: NullablePattern(DATETIME)

@@ -23,19 +23,26 @@ _ANCHOR = r"(?:\^|\$|\\[bBAZ])"
 _CLASS_ITEM = r"(?:a-z|A-Z|0-9|[^\\\[\]\-&|~^]|" + _ESCAPE + r")"
 _CLASS = r"\[\^?" + _CLASS_ITEM + r"+\]"
 _QUANT = r"(?:(?:[*+?]|\{[0-9]{1,4}\}|\{[0-9]{1,4},\})\??)"
-_ATOM = r"(?:" + _LITERAL + "++|" + _ESCAPE + r"|\.|" + _CLASS + ")"
-# Runs of atoms are consumed possessively (Python >= 3.11): the grammar is deterministic, so
-# this never rejects a pattern it should accept, and it keeps a failing match linear.
-_PIECE0 = r"(?:" + _ATOM + "++" + _QUANT + "?|" + _ANCHOR + ")"
 
 
-def _group(inner: str) -> str:
-    return r"\((?:\?:)?(?:" + inner + r"|\|)*+\)" + _QUANT + "?"
+def _grammar(possessive: str) -> str:
+    """The recogniser; ``possessive`` is ``"+"`` for Python's backtracking engine (runs of atoms
+    are consumed possessively: the grammar is deterministic, so this never rejects a pattern
+    it should accept, and it keeps a failing match linear) and ``""`` for an automaton."""
+    atom = r"(?:" + _LITERAL + "+" + possessive + "|" + _ESCAPE + r"|\.|" + _CLASS + ")"
+    piece0 = r"(?:" + atom + "+" + possessive + _QUANT + "?|" + _ANCHOR + ")"
+
+    def group(inner: str) -> str:
+        return r"\((?:\?:)?(?:" + inner + r"|\|)*" + possessive + r"\)" + _QUANT + "?"
+
+    group2 = group(piece0 + "|" + group(piece0))
+    return r"(?:" + piece0 + "|" + group2 + r"|\|)*" + possessive
 
 
-_GROUP1 = _group(_PIECE0)
-_GROUP2 = _group(_PIECE0 + "|" + _GROUP1)
-_SAFE = re.compile(r"(?:" + _PIECE0 + "|" + _GROUP2 + r"|\|)*+")
+_SAFE = re.compile(_grammar("+"))
+# The same language for pydantic's Rust regex engine (no possessive quantifiers; an automaton
+# needs none), so the models check the common case without calling Python.
+SAFE_SUBSET_RUST = "^" + _grammar("") + "$"
 
 
 def is_safe_subset(pattern: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,9 +59,14 @@ class Skipped:
 
 @dataclass
 class LoadResult:
-    """Everything loaded from some paths: the good records in file order, and what was wrong."""
+    """Everything loaded from some paths: the good records in file order, and what was wrong.
 
-    records: list[ErrorRecord] = field(default_factory=list)
+    ``records`` is a read-only sequence (a ``RecordList`` after a load) whose records from the
+    cache become models only when read; ``records.column("id")`` and the other hot fields of
+    every record come without building any.
+    """
+
+    records: Sequence[ErrorRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
