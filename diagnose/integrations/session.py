@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from diagnose.report import Report
+from diagnose.report import Event, Location, Report
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,38 @@ class TracedRun:
         event = getattr(exc, "event", None)
         if event is not None and report.event is None:
             report = report.model_copy(update={"status": "nonfinite", "event": event})
+        elif exc is not None and report.event is None and _is_failure(exc):
+            report = report.model_copy(update={"status": "exception",
+                                               "event": exception_event(exc)})
         return report
+
+
+def _is_failure(exc: BaseException) -> bool:
+    """Training stopped by an error, not by the user (Ctrl-C) or a clean ``sys.exit``."""
+    if isinstance(exc, KeyboardInterrupt):
+        return False
+    if isinstance(exc, SystemExit):
+        return exc.code not in (None, 0)
+    return isinstance(exc, Exception)
+
+
+def exception_event(exc: BaseException) -> Event:
+    """The exception that ended training, as the report's event (its frames, innermost last).
+
+    The location is the innermost frame outside site-packages: the user's own training code.
+    """
+    name = type(exc).__qualname__
+    if type(exc).__module__ not in ("builtins", "__main__"):
+        name = f"{type(exc).__module__}.{name}"
+    message = str(exc).strip() or name
+    location = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        filename = frame.f_code.co_filename
+        if "site-packages" not in filename and not filename.startswith("<"):
+            location = Location(file=filename, line=line, function=frame.f_code.co_name)
+    return Event(kind="exception", exception_type=name, message=message.splitlines()[0],
+                 details=message.splitlines()[1:8], location=location,
+                 traceback="".join(traceback.format_exception(exc)))
 
 
 def analyze(report: Report) -> Report:

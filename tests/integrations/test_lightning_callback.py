@@ -95,7 +95,7 @@ def test_a_nan_in_the_data_stops_fit_and_names_the_input(tmp_path):
     assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
 
 
-def test_an_exception_in_training_step_still_removes_the_tracer(tmp_path):
+def test_an_exception_in_training_step_is_the_event_and_the_tracer_is_removed(tmp_path):
     class Broken(Regressor):
         def training_step(self, batch, batch_idx):
             if batch_idx == 1:
@@ -106,7 +106,11 @@ def test_an_exception_in_training_step_still_removes_the_tracer(tmp_path):
     hooks_before = len(torch.nn.modules.module._global_forward_hooks)
     with pytest.raises(ValueError, match="bad batch"):
         fit(callback, Broken())
-    assert callback.report is not None and callback.report.status == "clean"
-    assert len(callback.report.history) == 1
+    report = callback.report
+    assert report is not None and report.status == "exception"
+    assert report.event.exception_type == "ValueError" and report.event.message == "bad batch"
+    assert report.event.location.file == __file__
+    assert report.event.location.function == "training_step"
+    assert len(report.history) == 1
     assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
     assert (tmp_path / "report.json").exists()

@@ -1,10 +1,11 @@
-"""A tiny random GPT-2 trained by the transformers Trainer on CPU, with no diagnose code in it.
+"""A tiny random GPT-2 trained by the transformers Trainer on CPU.
 
     python hf_trainer_gpt2.py                      # healthy
-    python hf_trainer_gpt2.py --lr 1e4 --clip 0    # a learning rate far too high, no clipping
     python hf_trainer_gpt2.py --nan-weight         # a NaN planted in one weight
     python hf_trainer_gpt2.py --nan-data           # a NaN in one row of the input embeddings
 
+``--callback REPORT`` adds ``diagnose.integrations.transformers.DiagnoseCallback`` (writing
+REPORT), to compare the callback with the zero-code ``diagnose hf_trainer_gpt2.py``.
 Nothing is downloaded: the model is built from a config and the data is random token ids.
 """
 
@@ -19,6 +20,7 @@ parser.add_argument("--lr", type=float, default=1e-3)
 parser.add_argument("--clip", type=float, default=1.0, help="max_grad_norm (0: no clipping)")
 parser.add_argument("--steps", type=int, default=4)
 parser.add_argument("--nan-weight", action="store_true")
+parser.add_argument("--callback", metavar="REPORT", help="trace with DiagnoseCallback")
 parser.add_argument("--nan-data", action="store_true",
                     help="feed inputs_embeds, one value of one row NaN")
 args = parser.parse_args()
@@ -49,6 +51,11 @@ with tempfile.TemporaryDirectory() as out:
         max_grad_norm=args.clip, gradient_accumulation_steps=2, save_strategy="no",
         dataloader_num_workers=0, disable_tqdm=True, seed=0,
     )
-    trainer = Trainer(model=model, args=training_args, train_dataset=data)
+    callbacks = []
+    if args.callback:
+        from diagnose.integrations.transformers import DiagnoseCallback
+
+        callbacks.append(DiagnoseCallback(report_path=args.callback))
+    trainer = Trainer(model=model, args=training_args, train_dataset=data, callbacks=callbacks)
     trainer.train()
 print("done")

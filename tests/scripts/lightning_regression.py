@@ -1,10 +1,12 @@
-"""A tiny LightningModule trained by ``lightning.Trainer`` on CPU, with no diagnose code in it.
+"""A tiny LightningModule trained by ``lightning.Trainer`` on CPU.
 
     python lightning_regression.py                   # healthy
     python lightning_regression.py --lr 1e4 --clip 0 # SGD with a learning rate far too high
     python lightning_regression.py --nan-data        # one NaN in one row of the data
 
-``--precision`` and ``--clip-algorithm`` pass straight to the Trainer.
+``--precision`` and ``--clip-algorithm`` pass straight to the Trainer. ``--callback REPORT``
+adds ``diagnose.integrations.lightning.DiagnoseCallback`` (writing REPORT), to compare the
+callback with the zero-code ``diagnose lightning_regression.py``.
 """
 
 import argparse
@@ -21,6 +23,7 @@ parser.add_argument("--clip-algorithm", default="norm", choices=["norm", "value"
 parser.add_argument("--precision", default="32-true")
 parser.add_argument("--steps", type=int, default=6)
 parser.add_argument("--nan-data", action="store_true")
+parser.add_argument("--callback", metavar="REPORT", help="trace with DiagnoseCallback")
 args = parser.parse_args()
 
 
@@ -49,10 +52,16 @@ if args.nan_data:
     x[37, 2] = float("nan")
 loader = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=False)
 
+callbacks = []
+if args.callback:
+    from diagnose.integrations.lightning import DiagnoseCallback
+
+    callbacks.append(DiagnoseCallback(report_path=args.callback))
 trainer = L.Trainer(
     accelerator="cpu", max_steps=args.steps, logger=False, enable_checkpointing=False,
     enable_progress_bar=False, enable_model_summary=False, precision=args.precision,
     gradient_clip_val=args.clip or None, gradient_clip_algorithm=args.clip_algorithm,
+    callbacks=callbacks,
 )
 trainer.fit(Regressor(args.lr), loader)
 print("done")
