@@ -2,7 +2,7 @@
 
 After the all-reduce every rank holds the same (non-finite) gradients, so the tracer alone
 would see the NaN on every rank. While installed, every ``DistributedDataParallel`` built
-gets a comm hook that takes one ``aminmax`` of each bucket's *local* gradients (no host
+gets a comm hook that takes one sum of each bucket's *local* gradients (no host
 read; values are read only when a rank's evidence is written) and then runs the user's hook,
 or the default all-reduce. A user's own ``register_comm_hook`` still works: it becomes the
 hook that runs after the check, instead of failing because a hook is already registered.
@@ -79,10 +79,14 @@ class GradWatch:
         # objects, and this module's annotations are strings.
         def diagnose_check_then_allreduce(state, bucket):  # type: ignore[no-untyped-def]
             buf = bucket.buffer()
-            minmax = None
+            total = None
             if (buf.is_floating_point() or buf.is_complex()) and buf.numel():
-                minmax = torch.aminmax(buf.detach() if not buf.is_complex() else buf.abs())
-            watch._current.append((bucket.index(), minmax, bucket.parameters()))
+                # One sum (half the cost of aminmax): any nan/inf makes it non-finite.
+                # Accumulated in at least fp32 so that fp16 buckets do not overflow it.
+                wide = torch.float64 if buf.dtype == torch.float64 else torch.float32
+                total = buf.detach().abs().sum(dtype=wide) if buf.is_complex() else \
+                    buf.detach().sum(dtype=wide)
+            watch._current.append((bucket.index(), total, bucket.parameters()))
             if bucket.is_last():
                 watch.iterations.append(watch._current)
                 watch._current = []
@@ -108,13 +112,12 @@ class GradWatch:
             return None
         names = self._param_names()
         bad: list[str] = []
-        for index, minmax, params in buckets:
-            if minmax is None:
+        for index, total, params in buckets:
+            if total is None:
                 continue
-            if minmax[0].device.type != "cpu" and not allow_device_read:
+            if total.device.type != "cpu" and not allow_device_read:
                 return None
-            lo, hi = float(minmax[0]), float(minmax[1])
-            if not (math.isfinite(lo) and math.isfinite(hi)):
+            if not math.isfinite(float(total)):
                 bad.extend(names.get(id(p), f"bucket {index}") for p in params)
         return {"finite": not bad, "iteration": self.completed,
                 "buckets": len(buckets), "nonfinite_params": bad[:16]}

@@ -23,4 +23,9 @@ def run_rank(ctx: DistContext, script: str | Path, argv: Sequence[str], options:
     session.start()
     options.on_tracer = session.set_tracer  # type: ignore[attr-defined]
     report = trace_script(script, list(argv), options)  # type: ignore[arg-type]
-    return session.run_ended(report).code
+    outcome = session.run_ended(report)
+    if outcome.code != 0:
+        # Leave now: interpreter shutdown would tear down a process group whose peers may
+        # be blocked in a collective this rank never joins (NCCL waits for its timeout).
+        session.exit(outcome)
+    return outcome.code

@@ -112,7 +112,7 @@ class RankSession:
                 return
             rank, data = peer
             why = f"rank {rank} ended first ({data.get('status')})"
-            self._exit(self._finish(self._stopped_evidence(why, ended_by=rank)))
+            self.exit(self._finish(self._stopped_evidence(why, ended_by=rank)))
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         if not self._lock.acquire(blocking=False):
@@ -121,7 +121,7 @@ class RankSession:
         why = "terminated by the launcher (SIGTERM)"
         if peer is not None:
             why += f" after rank {peer[0]} ended ({peer[1].get('status')})"
-        self._exit(self._finish(self._stopped_evidence(why,
+        self.exit(self._finish(self._stopped_evidence(why,
                                                        ended_by=peer[0] if peer else None)))
 
     # -- evidence ------------------------------------------------------------------------
@@ -205,7 +205,8 @@ class RankSession:
             print(f"diagnose: rank {self.ctx.rank}: {evidence['summary']}", file=sys.stderr)
         return Outcome(code)
 
-    def _exit(self, outcome: Outcome) -> None:
+    def exit(self, outcome: Outcome) -> None:
+        """End the process at once with the outcome's status, output flushed."""
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
