@@ -8,8 +8,11 @@
    cause, other exceptions, warnings, log lines), a hair less when the exception class
    disagrees with the record's ``errorClass``.
 2. *similar* records: the closest normalised ``errorMessage`` (numbers, paths, quoted names,
-   shapes, dtypes, devices folded; rapidfuzz WRatio), with the exception class as a
-   tie-breaker. Scores are scaled into [0, 0.9] so a pattern match always ranks first.
+   shapes, dtypes, devices folded; rapidfuzz, see :mod:`diagnose.matching.similar`), with the
+   exception class as a tie-breaker. Scores are scaled into [0, 0.9] so a pattern match
+   always ranks first. Only error lines that no pattern matched are compared this way: a
+   pattern match identifies the error, and the dataset requires every other record's
+   pattern not to fit that record's messages, so a merely similar record is another error.
 
 Only similar records at or above ``threshold`` count as matches; the best of the rest are
 returned apart as :attr:`MatchResult.nearest`, so "no record matches" stays an honest
@@ -101,7 +104,9 @@ class Matcher:
         self.records: list[Any] = list(records)
         self.threshold = threshold
         self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
-        self._similar = SimilarityIndex([_record_text(r) for r in self.records])
+        self._similar = SimilarityIndex(
+            [field_of(r, "errorMessage") or "" for r in self.records], prepare=_record_text
+        )
 
     @property
     def problems(self) -> list[tuple[Any, str]]:
@@ -120,7 +125,11 @@ class Matcher:
         deadline = time.perf_counter() + MATCH_DEADLINE_S
         pattern_matches = self._pattern_matches(lines, deadline)
         taken = {id(m.record) for m in pattern_matches}
-        similar = self._similar_matches(lines, limit + nearest, taken)
+        # a line a pattern explains needs no fuzzy guess: by the dataset's contract the other
+        # records' patterns do not fit it, so text similar to it names a different error
+        explained = {m.line for m in pattern_matches}
+        unexplained = [line for line in lines if line.text not in explained]
+        similar = self._similar_matches(unexplained, limit + nearest, taken)
         confident = [m for m in similar if m.score >= self.threshold * SIMILAR_SCALE]
         below = [m for m in similar if m.score < self.threshold * SIMILAR_SCALE]
         matches = (pattern_matches + confident)[:limit]
@@ -148,7 +157,7 @@ class Matcher:
     def _similar_matches(self, lines: list[ErrorLine], want: int, taken: set[int]) -> list[Match]:
         best: dict[int, tuple[float, Match]] = {}
         for line in lines:
-            query = normalize(line.message[:MAX_SIMILAR_CHARS])
+            query = line.message[:MAX_SIMILAR_CHARS]
             for i, sim in self._similar.nearest(query, want + len(taken)):
                 record = self.records[i]
                 if id(record) in taken:
@@ -174,9 +183,8 @@ class Matcher:
         return [m for _adj, m in ranked[:want]]
 
 
-def _record_text(record: Any) -> str:
+def _record_text(message: str) -> str:
     """The normalised message of a record, without a leading ``ExcClass:``."""
-    message = field_of(record, "errorMessage") or ""
     _cls, body = split_class(message)
     return normalize(body or message)
 

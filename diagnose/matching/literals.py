@@ -2,14 +2,20 @@
 
 The pattern prefilter only runs a record's ``messagePattern`` on a line that contains the
 pattern's longest *required* literal (text every match must contain). Extracting it with
-``re._parser`` costs about 140 us a pattern, which is 14 s for 100k records, so the common
-shapes (literal text with holes such as ``\\d+``, ``[^ ]+``, ``.*?``, ``(?:cuda|cpu)``) are
-read by a small tokenizer instead, and only unusual syntax (verbose mode, numeric escapes,
-top-level alternation, stray braces) falls back to the parser.
+``re._parser`` costs about 140 us a pattern (14 s for 100k records), and even a Python loop
+over the pattern's tokens costs ~30 us. So the common shapes -- literal text with holes such
+as ``\\d+``, ``[^ ]+``, ``.*?``, ``(?:cuda|cpu)`` -- are read by two C-level regex passes
+(~5 us): one ``fullmatch`` checks that the pattern is a plain sequence of atoms (literal
+characters, escapes, classes, groups nested at most two deep, each optionally quantified),
+and one ``split`` on everything that is not required literal text leaves the literal runs.
+Anything else (verbose mode, numeric escapes and back-references, top-level alternation,
+stray braces, deeper nesting) falls back to the parser.
 
-The same pass counts quantifiers, so a pattern that could backtrack badly (two or more
-unbounded quantifiers, or a repeated group) is flagged as *risky* and searched with a time
-budget.
+The same pass judges backtracking risk: a repeated group, two unbounded ``.``-quantifiers,
+or three *overlapping* unbounded quantifiers make a pattern *risky* (searched with a time
+budget). An unbounded quantifier followed by a literal character its atom cannot match --
+``\\d+x``, ``[^ ]+ `` -- is *delimited*: it can end in one place only, so it does not
+multiply the backtracking of the others, and it is not counted.
 
 A wrong literal would silently hide a record, so the rule is: when in doubt, no literal (the
 pattern is then checked on every line, which is slower but never wrong).
@@ -24,24 +30,29 @@ from dataclasses import dataclass
 
 MIN_LITERAL = 3  # shorter literals would make almost every line a candidate
 
-_TOKEN = re.compile(
-    r"""
-      (?P<esc>\\.)
-    | (?P<cls>\[\^?\]?(?:\\.|\[:[a-z]+:\]|[^\]\\])*\])
-    | (?P<open>\((?:\?(?:[:=!>]|<[=!]|P?<[A-Za-z_]\w*>|[a-zA-Z-]+:))?)
-    | (?P<flags>\(\?[a-zA-Z]+\))
-    | (?P<close>\))
-    | (?P<bar>\|)
-    | (?P<quant>(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?)
-    | (?P<any>[.^$])
-    | (?P<text>(?:[^\\\[\]()|*+?{}.^$]|\\[^A-Za-z0-9])+)
-    | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+# Escaped characters that stand for themselves. Before splitting, each ``\c`` is replaced by
+# one character: ``c`` itself where it is not special, a private-use stand-in where it is
+# (turned back by _UNMASK). Patterns with an escaped backslash skip this (the parser reads them).
+_MASKS = {c: c for c in "-&~#,:;'\"<>=!@%/ \t"}
+_MASKS.update({c: chr(0xE000 + k) for k, c in enumerate(".()[]{}?*+|^$")})
+_UNMASK = {0xE000 + k: c for k, c in enumerate(".()[]{}?*+|^$")}
+_UNMASK_ESCAPED = {0xE000 + k: f"\\{c}" for k, c in enumerate(".()[]{}?*+|^$")}
+# Every alternative starts with a literal character, so the regex engine skips the plain text
+# between them in C (a charset prefix), and ``split`` hands back the literal text between
+# the separators: escapes, classes, groups (two deep), ``. ^ $ |``, quantifiers and any
+# bracket left over (which sends the pattern to the parser).
+_SEPARATOR = re.compile(
+    r"(\\.|\[\^?\]?(?:\\.|[^\]\\])*\]"
+    r"|\((?:[^()\\]|\\.|\((?:[^()\\]|\\.)*\))*\)"
+    r"|\.|\^|\$|\||\*|\+|\?|\{\d*(?:,\d*)?\}|\(|\)|\[)",
+    re.DOTALL,
 )
-_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_LITERAL_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
+_CLASS_ESCAPES = frozenset("dDwWsS")
 _ZERO_WIDTH_ESCAPES = frozenset("bBAZ")
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+_CASE_FLAG = re.compile(r"\(\?[aiLmsux-]*i")  # (?i) or (?i:...): case-insensitive somewhere
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_ATOM_MATCHERS: dict[str, re.Pattern[str] | None] = {}  # atom source -> one-character matcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,81 +95,90 @@ def _best(runs: list[str]) -> str | None:
 
 
 def _analyze_fast(pattern: str) -> PatternInfo:
-    runs: list[str] = []
-    run: list[str] = []  # characters of the current literal run
-    depth = 0
+    """Literal and risk from one ``split``; raises :class:`_Fallback` on syntax it skips."""
+    if "\\\\" in pattern:
+        raise _Fallback
+    masked = pattern
+    if "\\" in masked:
+        for ch in {part[:1] for part in pattern.split("\\")[1:]}:
+            stand_in = _MASKS.get(ch)
+            if stand_in is not None:
+                masked = masked.replace("\\" + ch, stand_in)
+    ignore_case = "(?" in pattern and _CASE_FLAG.search(pattern) is not None
+    items = _SEPARATOR.split(masked)  # text, separator, text, ..., text
     unbounded = 0
     dot_unbounded = 0
     risky = False
-    last_kind = ""  # kind of the previous token, to know what a quantifier applies to
-    last_tok = ""
-    for m in _TOKEN.finditer(pattern):
-        kind = m.lastgroup or "other"
-        tok = m.group()
-        if kind == "text":
-            if depth == 0:
-                run.append(_UNESCAPE.sub(r"\1", tok) if "\\" in tok else tok)
-        elif kind == "esc":
-            ch = tok[1]
-            if ch.isalnum():
-                if ch in _LITERAL_ESCAPES:
-                    if depth == 0:
-                        run.append(_LITERAL_ESCAPES[ch])
-                elif ch in _ZERO_WIDTH_ESCAPES:
-                    pass  # \b and friends consume nothing: the run stays contiguous
-                elif ch in "dDwWsS":
-                    _flush(runs, run)
-                else:
-                    raise _Fallback  # \x41, \u..., \N{...}, octal, back-references
-            elif depth == 0:
-                run.append(ch)
-        elif kind == "quant":
-            if last_kind in ("", "open", "bar", "quant_done", "flags"):
-                raise _Fallback  # nothing to repeat, or a nested quantifier form
-            low, high = _bounds(tok)
-            if high is None or high > 1:
-                if high is None:
-                    unbounded += 1
-                    dot_unbounded += last_tok == "."
-                if last_kind == "close":
-                    risky = True  # a repeated group: the classic (a+)+ shape
-            if depth == 0 and last_kind in ("text", "esc_literal"):
-                if low == 0:
-                    _pop_last_char(run)
-                _flush(runs, run)
+    for k in range(1, len(items), 2):
+        sep = items[k]
+        first = sep[0]
+        if first in "*+?{":
+            before = items[k - 1]
+            if before:
+                atom = before[-1]
+                previous = before[-2:-1]
+                items[k - 1] = before[:-1]  # the repeated character may be absent, or many
+            elif k >= 3 and items[k - 2][0] not in "*+?{":
+                atom = items[k - 2]
+                previous = items[k - 3][-1:]
             else:
-                _flush(runs, run)
-            last_kind = "quant_done"
-            last_tok = tok
-            continue
-        elif kind == "open":
-            _flush(runs, run)
-            depth += 1
-        elif kind == "close":
-            _flush(runs, run)
-            depth -= 1
-            if depth < 0:
-                raise _Fallback
-        elif kind == "bar":
-            if depth == 0:
-                raise _Fallback  # top-level alternation: the parser decides
-            _flush(runs, run)
-        elif kind == "flags":
-            if "x" in tok or "X" in tok or m.start() != 0:
-                raise _Fallback
-        elif kind == "cls" or kind == "any":
-            if not (kind == "any" and tok in "^$"):
-                _flush(runs, run)
-        else:
-            raise _Fallback
-        last_kind = "esc_literal" if kind == "esc" and not tok[1].isalnum() else kind
-        if kind == "esc" and tok[1] in _LITERAL_ESCAPES:
-            last_kind = "esc_literal"
-        last_tok = tok
-    if depth != 0:
-        raise _Fallback
-    _flush(runs, run)
-    return PatternInfo(_best(runs), risky or _too_many(unbounded, dot_unbounded))
+                continue  # the lazy/possessive mark of the quantifier before
+            _low, high = _bounds(sep)
+            if atom[0] == "(" and len(atom) > 1:
+                risky = risky or high is None or high > 1  # a repeated group: (a+)+
+            elif high is None:
+                if atom == ".":
+                    dot_unbounded += 1
+                    unbounded += 1
+                elif ignore_case or not _delimited(atom, previous, items[k + 1][:1]):
+                    unbounded += 1
+        elif first == "\\":
+            ch = sep[1]
+            if ch not in _CLASS_ESCAPES and ch not in _ZERO_WIDTH_ESCAPES and ch.isalnum():
+                raise _Fallback  # \n, \x41, \u..., back-references: the parser knows them
+        elif first == "(":
+            if len(sep) == 1:
+                raise _Fallback  # nested deeper than the separator models
+            # quantifiers inside a group all count (escaped ones are masked; a + in a class
+            # or a lazy/possessive mark counts too, which only errs on the safe side)
+            unbounded += sep.count("*") + sep.count("+") + sep.count(",}")
+            if "x" in sep and _GLOBAL_FLAGS.fullmatch(sep):
+                raise _Fallback  # verbose: spaces and # mean something else
+        elif sep in ("|", ")", "["):
+            raise _Fallback  # top-level alternation, or brackets that do not pair up
+    best = max(items[::2], key=len)
+    risky = risky or _too_many(unbounded, dot_unbounded)
+    return PatternInfo(_best([best.translate(_UNMASK)]), risky)
+
+
+def _delimited(atom: str, previous: str, after: str) -> bool:
+    """Whether a repeated ``atom`` sits between two literal characters it cannot match.
+
+    In ``x\\d+y`` the run of digits starts right after an ``x`` and must end right before
+    a ``y``: the runs tried from different starting points are disjoint, so however the rest
+    of the pattern backtracks, this quantifier adds linear work, not another factor of the
+    line length. (Delimited on one side only is not enough: ``[^ ]+\\d+x`` is cubic.)
+    """
+    if not previous or not after:
+        return False
+    if len(atom) == 1:
+        source = _UNMASK_ESCAPED.get(ord(atom)) or re.escape(atom)
+    elif atom[0] == "[" and "-" not in atom:  # unmasked \- inside a class would be a range
+        source = atom.translate(_UNMASK_ESCAPED)
+    elif atom[0] == "\\":
+        source = atom
+    else:
+        return False
+    matcher = _ATOM_MATCHERS.get(source, False)
+    if matcher is False:
+        try:
+            matcher = re.compile(source)
+        except re.error:
+            matcher = None
+        _ATOM_MATCHERS[source] = matcher
+    if matcher is None:
+        return False
+    return all(matcher.fullmatch(_UNMASK.get(ord(c), c)) is None for c in (previous, after))
 
 
 def _too_many(unbounded: int, dot_unbounded: int) -> bool:
@@ -184,11 +204,6 @@ def _bounds(quant: str) -> tuple[int, int | None]:
         return n, n
     lo, hi = body.split(",", 1)
     return int(lo or 0), (int(hi) if hi else None)
-
-
-def _pop_last_char(run: list[str]) -> None:
-    if run:
-        run[-1] = run[-1][:-1]
 
 
 def _flush(runs: list[str], run: list[str]) -> None:

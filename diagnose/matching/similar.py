@@ -1,10 +1,21 @@
 """Rank records by how close their normalised message is to an error line.
 
 rapidfuzz compares two short strings in about a microsecond, but 100k of them per query is
-~100 ms. So an inverted index on normalised words picks candidates first: each query word
-adds its inverse document frequency to the records containing it (words found in more than
-``MAX_DF`` of the records carry almost no information and are skipped), and only the best
+~100 ms. So an inverted index on words picks candidates first, and only the best
 ``CANDIDATES`` go through rapidfuzz. Small datasets skip the index and compare everything.
+
+Building must stay cheap at 100k records (the whole matcher index has a 2 s budget), so:
+
+- the index words come from :func:`normalize.index_words` (lowercase words of the raw
+  message, one ``findall``), not from the full normaliser, which costs ~25 us a message;
+- a record's normalised text, needed only for the rapidfuzz comparison, is computed when the
+  record first becomes a candidate, and cached.
+
+Choosing candidates does bounded work per query: query words are taken rarest first and
+each adds its inverse document frequency to the records containing it, until
+``VISIT_BUDGET`` postings have been visited; the remaining (common, low-idf) words only
+re-score the best ``SHORTLIST`` records found so far, by set membership. A word in most
+records thus costs nothing, yet still breaks ties.
 
 The score is rapidfuzz's ``token_sort_ratio`` (word order and small edits), or 0.9 x
 ``token_set_ratio`` when the two share at least ``MIN_SHARED`` content words, so that a
@@ -14,59 +25,85 @@ and rejected: its partial matching scores unrelated messages 0.85 on shared shor
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
 
-from diagnose.matching.normalize import tokens
+from diagnose.matching.normalize import index_words, normalize, tokens
 
 BRUTE_FORCE_BELOW = 500  # compare every record when there are fewer
 CANDIDATES = 24
-MAX_DF = 0.05
+SHORTLIST = 200  # records re-scored with the common words
+VISIT_BUDGET = 2_000  # postings visited per query before common words only re-score
 MIN_SHARED = 3  # content words two texts must share before subset matching counts
 SUBSET_WEIGHT = 0.9
 
 
 class SimilarityIndex:
-    """Index over normalised record messages (empty strings are never returned)."""
+    """Index over record messages (records whose message normalises to "" never come back).
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        self._texts = list(texts)
-        self._words = [frozenset(tokens(t)) for t in self._texts]
+    ``texts`` are the raw messages; ``prepare`` turns one into the normalised text that is
+    compared (by default :func:`normalize.normalize`). Queries are raw text too.
+    """
+
+    def __init__(
+        self, texts: Sequence[str], prepare: Callable[[str], str] = normalize
+    ) -> None:
+        self._raw = texts
+        self._prepare = prepare
+        self._prepared: dict[int, tuple[str, frozenset[str]]] = {}
         self._postings: dict[str, list[int]] | None = None
+        self._sets: dict[str, frozenset[int]] = {}  # posting sets of common words, on demand
         self._idf: dict[str, float] = {}
-        if len(self._texts) >= BRUTE_FORCE_BELOW:
+        if len(texts) >= BRUTE_FORCE_BELOW:
             self._build_postings()
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
     def _build_postings(self) -> None:
         postings: dict[str, list[int]] = {}
-        for i, words in enumerate(self._words):
-            for tok in words:
-                lst = postings.get(tok)
-                if lst is None:
-                    postings[tok] = [i]
+        get = postings.get
+        for i, text in enumerate(self._raw):
+            for word in index_words(text):
+                ids = get(word)
+                if ids is None:
+                    postings[word] = [i]
                 else:
-                    lst.append(i)
-        n = len(self._texts)
-        self._idf = {tok: math.log(n / len(ids)) for tok, ids in postings.items()}
+                    ids.append(i)
+        n = len(self._raw)
+        self._idf = {word: math.log(n / len(ids)) for word, ids in postings.items()}
         self._postings = postings
+
+    def prepared(self, i: int) -> tuple[str, frozenset[str]]:
+        """Record ``i``'s normalised text and its content words (computed once)."""
+        entry = self._prepared.get(i)
+        if entry is None:
+            text = self._prepare(self._raw[i] or "")
+            entry = (text, frozenset(tokens(text)))
+            self._prepared[i] = entry
+        return entry
 
     def nearest(self, query: str, limit: int) -> list[tuple[int, float]]:
         """``(index, similarity in [0, 1])`` of the ``limit`` closest texts, best first."""
-        if not query:
+        normalized = normalize(query)
+        if not normalized:
             return []
-        ids = range(len(self._texts)) if self._postings is None else self._candidates(query)
-        ids = [i for i in ids if self._texts[i]]
-        if not ids:
-            return []
-        qwords = frozenset(tokens(query))
+        if self._postings is None:
+            ids: Sequence[int] = range(len(self._raw))
+        else:
+            ids = self._candidates(query)
+        qwords = frozenset(tokens(normalized))
         scored = []
         for i in ids:
-            text = self._texts[i]
-            score = fuzz.token_sort_ratio(query, text)
-            if len(qwords & self._words[i]) >= MIN_SHARED:
-                score = max(score, SUBSET_WEIGHT * fuzz.token_set_ratio(query, text))
+            text, words = self.prepared(i)
+            if not text:
+                continue
+            score = fuzz.token_sort_ratio(normalized, text)
+            if len(qwords & words) >= MIN_SHARED:
+                score = max(score, SUBSET_WEIGHT * fuzz.token_set_ratio(normalized, text))
             scored.append((i, score / 100.0))
         scored.sort(key=lambda pair: -pair[1])
         return scored[:limit]
@@ -74,17 +111,36 @@ class SimilarityIndex:
     def _candidates(self, query: str) -> list[int]:
         assert self._postings is not None
         postings, idf = self._postings, self._idf
-        max_df = max(64, int(MAX_DF * len(self._texts)))
-        words = [t for t in tokens(query) if t in postings]
-        usable = [t for t in words if len(postings[t]) <= max_df]
-        if not usable and words:  # only common words: the rarest one still narrows it down
-            usable = [min(words, key=lambda t: len(postings[t]))]
+        words = sorted(
+            (w for w in index_words(query) if w in postings), key=lambda w: len(postings[w])
+        )
+        if not words:
+            return []
         scores: dict[int, float] = {}
         get = scores.get
-        for tok in usable:
-            weight = idf[tok]
-            for i in postings[tok][: max_df * 4]:
+        visited = 0
+        common: list[str] = []
+        for word in words:
+            ids = postings[word]
+            if scores and visited + len(ids) > VISIT_BUDGET:
+                common.append(word)
+                continue
+            weight = idf[word]
+            for i in ids[:VISIT_BUDGET]:  # only the rarest word can be longer than the budget
                 scores[i] = get(i, 0.0) + weight
-        if len(scores) <= CANDIDATES:
-            return list(scores)
-        return sorted(scores, key=scores.__getitem__, reverse=True)[:CANDIDATES]
+            visited += len(ids)
+        shortlist = heapq.nlargest(SHORTLIST, scores, key=scores.__getitem__)
+        for word in common:
+            members = self._posting_set(word)
+            weight = idf[word]
+            for i in shortlist:
+                if i in members:
+                    scores[i] += weight
+        return heapq.nlargest(CANDIDATES, shortlist, key=scores.__getitem__)
+
+    def _posting_set(self, word: str) -> frozenset[int]:
+        members = self._sets.get(word)
+        if members is None:
+            assert self._postings is not None
+            members = self._sets[word] = frozenset(self._postings[word])
+        return members
