@@ -21,6 +21,7 @@ from diagnose.patches.lr import lower_learning_rate
 from diagnose.patches.precision import raise_adam_eps, upcast_to_fp32, use_bf16
 from diagnose.patches.scaling import enable_loss_scaling
 from diagnose.patches.source import NoPatch, Script, unified_diff
+from diagnose.patches.warmup import add_lr_warmup
 from diagnose.report import Report
 
 __all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch",
@@ -41,13 +42,12 @@ PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
     "guard-ignored-targets": guard_ignored_targets,
     "fix-initialization": fix_initialization,
     "enable-loss-scaling": enable_loss_scaling,
+    "add-lr-warmup": add_lr_warmup,
 }
 
-# Fixes that are a change of approach rather than an edit at one place.
-NOTES = {
-    "add-lr-warmup": "a warmup schedule depends on how the script steps its scheduler: "
-                     "add one as in the example",
-}
+# Fixes whose change cannot be made by a program, with what to say instead (none at present:
+# every catalogued fix has a patch kind, which explains itself when it cannot apply).
+NOTES: dict[str, str] = {}
 
 
 @dataclass

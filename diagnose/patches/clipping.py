@@ -61,12 +61,9 @@ def _backward_statements(ctx: PatchContext) -> list[tuple[cst.SimpleStatementLin
     """Each ``X.backward()`` statement and, for ``S.scale(loss).backward()``, the scaler S."""
     found = []
     for call in ctx.script.calls("backward"):
+        if not ctx.script.is_own_statement(call):
+            continue
         stmt = ctx.script.statement_of(call)
-        if stmt is None or not isinstance(call.func, cst.Attribute):
-            continue
-        if not (len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
-                and stmt.body[0].value is call):
-            continue
         receiver = call.func.value
         scaler = None
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and (

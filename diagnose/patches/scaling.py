@@ -32,8 +32,8 @@ def enable_loss_scaling(ctx: PatchContext) -> Patched:
     optimizer = script.assigned_name(calls[0]) if len(calls) == 1 else None
     if optimizer is None:
         raise NoPatch("no single optimizer bound to a name")
-    backwards = [c for c in script.calls("backward") if _own_statement(ctx, c)]
-    steps = [c for c in script.calls("step") if _own_statement(ctx, c)
+    backwards = [c for c in script.calls("backward") if script.is_own_statement(c)]
+    steps = [c for c in script.calls("step") if script.is_own_statement(c)
              and code_of(c.func.value) == optimizer and not c.args]
     if len(backwards) != 1 or len(steps) != 1:
         raise NoPatch(f"expected one `loss.backward()` and one `{optimizer}.step()` statement")
@@ -54,8 +54,3 @@ def _device(autocast: cst.Call) -> str:
             return code_of(arg.value)
     return '"cuda"'
 
-
-def _own_statement(ctx: PatchContext, call: cst.Call) -> bool:
-    stmt = ctx.script.statement_of(call)
-    return (stmt is not None and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
-            and stmt.body[0].value is call and isinstance(call.func, cst.Attribute))

@@ -111,6 +111,12 @@ class Script:
                 return ancestor
         return None
 
+    def is_own_statement(self, call: cst.Call) -> bool:
+        """True for a method call that is a whole statement (``loss.backward()``)."""
+        stmt = self.statement_of(call)
+        return (stmt is not None and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+                and stmt.body[0].value is call and isinstance(call.func, cst.Attribute))
+
     def calls(self, *names: str) -> list[cst.Call]:
         """Calls whose callee's last name is one of ``names`` (``torch.log``, ``x.log``)."""
         found = []
@@ -121,6 +127,11 @@ class Script:
             if last in names:
                 found.append(call)
         return found
+
+    def nodes_named_like(self, fragment: str) -> list[cst.CSTNode]:
+        """Names and attributes whose dotted spelling contains ``fragment``."""
+        return [n for n in self.nodes((cst.Attribute, cst.ImportFrom))
+                if fragment in (dotted(n if isinstance(n, cst.Attribute) else n.module) or "")]
 
     def optimizer_calls(self) -> list[cst.Call]:
         """Constructions of torch optimizers (``torch.optim.Adam(...)``, ``optim.SGD(...)``)."""

@@ -78,8 +78,8 @@ def test_bad_input_gets_one_line(saved, tmp_path):
         (["apply", str(report), "nope"],
          "diagnose: error: the report has no fix 'nope' (its fixes: use-bf16, add-lr-warmup)"),
         (["apply", str(report), "add-lr-warmup"],
-         "diagnose: error: add-lr-warmup: no patch to apply (a warmup schedule depends on how "
-         "the script steps its scheduler: add one as in the example)"),
+         "diagnose: error: add-lr-warmup: no patch to apply (no automatic patch: expected one "
+         "`opt.step()` statement)"),
         (["apply", str(tmp_path / "missing.json"), "use-bf16"],
          f"diagnose: error: {tmp_path / 'missing.json'}: no such report file"),
     ]

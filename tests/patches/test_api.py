@@ -47,7 +47,8 @@ def test_attach_fills_patch_or_note_for_every_fix(report):
     assert lr.patch.startswith("--- a/train.py\n+++ b/train.py\n")
     assert "+opt = torch.optim.SGD(model.parameters(), lr=0.5)  # too high\n" in lr.patch
     assert lr.patch_note == "lr 5 -> 0.5 in the optimizer call"
-    assert warmup.patch is None and "add one as in the example" in warmup.patch_note
+    assert "+    warmup.step()\n" in warmup.patch
+    assert warmup.patch_note == "the lr ramps up linearly over the first 100 steps"
     assert bf16.patch is None and "no float16 in the script" in bf16.patch_note
     assert custom.patch is None and custom.patch_note.startswith("no automatic patch")
     assert all(f.example_patch == "# example" for f in report.fixes)  # kept for every fix
@@ -82,8 +83,9 @@ def test_apply_without_backup_and_second_backup_name(report, script):
 def test_apply_refuses_unknown_fixes_and_fixes_without_patch(report):
     with pytest.raises(UsageError, match=r"no fix 'nope' .*lower-learning-rate, add-lr-warmup"):
         apply_patch(report, "nope")
-    with pytest.raises(UsageError, match="add-lr-warmup: no patch to apply"):
-        apply_patch(report, "add-lr-warmup")
+    with pytest.raises(UsageError, match=r"use-bf16: no patch to apply \(no automatic patch: "
+                                         r"no float16 in the script"):
+        apply_patch(report, "use-bf16")
 
 
 def test_unreadable_script_gets_a_note(tmp_path):
