@@ -3,7 +3,9 @@
 Compares no watcher, ``diagnose.Tracer()``, transformers' ``DebugUnderflowOverflow`` and
 ``torch.autograd.detect_anomaly`` on a 4-layer MLP, a tiny random T5 and a tiny random
 GPT-2 (built from configs, no download). Prints each step time's ratio to the untraced
-step, the Tracer's host reads per step, and (on CUDA) the peak-memory overhead.
+step, the Tracer's host reads per step, and the peak-memory overhead: on CUDA from the
+allocator's peak, on CPU from the resident-set high-water mark of a fresh subprocess per
+watcher (the training's growth over the process's size before its first step).
 
     .venv/bin/python benchmarks/bench_tracer.py [--rounds 15] [--steps 5] [--device cpu]
 """
@@ -13,7 +15,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import json
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -132,18 +139,64 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> 
         print(line)
 
 
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_child(model_key: str, watcher: str, steps: int) -> None:
+    """Train ``steps`` steps in this fresh process; print the peak RSS growth as JSON."""
+    torch.manual_seed(0)
+    model, loss_fn = BUILDERS[model_key][1]()
+    runner = Runner(watcher, model, loss_fn)
+    if watcher == "diagnose.Tracer":
+        with diagnose.Tracer():  # imports and installs once: code, not training memory
+            pass
+    before = _rss_bytes()
+    runner.run(steps, lambda: None)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    print(json.dumps({"growth": peak - before}))
+
+
+def memory_overhead(model_key: str, steps: int) -> str:
+    """Peak RSS growth of a traced run over an untraced one, each in its own process."""
+    growth = {}
+    for watcher in ("none", "diagnose.Tracer"):
+        out = subprocess.run([sys.executable, __file__, "--memory-child", model_key, watcher,
+                              str(steps)], capture_output=True, text=True, check=True).stdout
+        growth[watcher] = json.loads(out.strip().splitlines()[-1])["growth"]
+    base, traced = growth["none"], growth["diagnose.Tracer"]
+    return (f"  peak RSS growth: untraced {base / 2**20:.1f} MiB, traced {traced / 2**20:.1f} MiB"
+            f"  (+{(traced / base - 1) * 100:.1f}%)")
+
+
+BUILDERS = {"mlp": ("4-layer MLP", mlp), "t5": ("tiny T5", t5), "gpt2": ("tiny GPT-2", gpt2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--models", default="mlp,t5,gpt2")
+    parser.add_argument("--no-memory", action="store_true", help="skip the CPU memory runs")
+    parser.add_argument("--memory-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    builders = {"mlp": ("4-layer MLP", mlp), "t5": ("tiny T5", t5), "gpt2": ("tiny GPT-2", gpt2)}
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    if args.memory_child:
+        model_key, watcher, steps = args.memory_child
+        memory_child(model_key, watcher, int(steps))
+        return
+    print(f"load average at start: {os.getloadavg()}")
     for key in args.models.split(","):
-        name, build = builders[key]
+        name, build = BUILDERS[key]
         bench(name, build, args.rounds, args.steps, args.device)
+        if args.device == "cpu" and not args.no_memory:
+            print(memory_overhead(key, 2 * args.steps))
+    print(f"load average at end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -273,9 +273,12 @@ class Tracer:
         if not self._active or not self._on or nr >= len(grads):
             return
         grad = grads[nr]
-        if grad is not None:
+        if grad is not None and grad.numel() and (grad.is_floating_point() or grad.is_complex()):
+            # Not kept in the dedup table: holding gradients until the step costs memory.
+            slot = len(self._vals)
+            self._vals.append(torch.aminmax(grad.detach().abs() if grad.is_complex() else grad))
             rec = _Rec("grad", "backward", self.step, module,
-                       [("grad_output", grad.dtype, grad.shape, self._slot(grad))], call)
+                       [("grad_output", grad.dtype, grad.shape, slot)], call)
             self._recs.append(rec)
 
     def _add_root(self, root: torch.nn.Module) -> None:
@@ -316,6 +319,7 @@ class Tracer:
                 rec.target = self._loss_sources.get(id(t), t)
                 self._recs.append(rec)
         self._backward_seen = True
+        self._seen = {}  # the forward is over: let autograd free what it no longer needs
         if self.check_at_backward:
             self._check()
 
