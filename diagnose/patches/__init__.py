@@ -24,8 +24,7 @@ from diagnose.patches.source import NoPatch, Script, unified_diff
 from diagnose.patches.warmup import add_lr_warmup
 from diagnose.report import Report
 
-__all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch",
-           "patched_source"]
+__all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch"]
 
 PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
     "lower-learning-rate": lower_learning_rate,
@@ -45,10 +44,6 @@ PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
     "add-lr-warmup": add_lr_warmup,
 }
 
-# Fixes whose change cannot be made by a program, with what to say instead (none at present:
-# every catalogued fix has a patch kind, which explains itself when it cannot apply).
-NOTES: dict[str, str] = {}
-
 
 @dataclass
 class PatchResult:
@@ -66,8 +61,7 @@ def make_patch(fix_id: str, script_path: str | Path, report: Report) -> PatchRes
     path = Path(script_path)
     patcher = PATCHERS.get(fix_id)
     if patcher is None:
-        return PatchResult(None, NOTES.get(fix_id, "no automatic patch for this fix: "
-                                                   "see the example"))
+        return PatchResult(None, "no automatic patch for this fix: see the example")
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -80,14 +74,6 @@ def make_patch(fix_id: str, script_path: str | Path, report: Report) -> PatchRes
         return PatchResult(None, patched.note)
     return PatchResult(unified_diff(source, patched.source, path.name), patched.note,
                        patched.source)
-
-
-def patched_source(fix_id: str, script_path: str | Path, report: Report) -> str:
-    """The script's text with ``fix_id`` applied, or NoPatch saying why there is none."""
-    result = make_patch(fix_id, script_path, report)
-    if result.new_source is None:
-        raise NoPatch(result.note or f"no patch for {fix_id}")
-    return result.new_source
 
 
 def attach_patches(report: Report, script_path: str | Path) -> Report:
