@@ -23,11 +23,15 @@ def render_markdown(report: Report) -> str:
     elif event.kind == "exception":
         out.append(f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
                    f"{_cell(event.message)}")
+        if event.rank is not None:
+            out.append(f"\n- on rank {event.rank}")
     else:
         out.append(f"**{_cell(event.message)}**")
         out.append("")
         step = "?" if event.step is None else event.step
         out.append(f"- born at: step {step}, phase `{event.phase or '?'}`, {_cell(where(event))}")
+        if event.rank is not None:
+            out.append(f"- rank: {event.rank}")
         if event.location and event.location.code:
             out.append(f"- code: `{_cell(event.location.code.strip())}`")
         out += [f"- {_cell(d)}" for d in event.details]

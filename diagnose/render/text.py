@@ -81,8 +81,11 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     if event.kind == "exception":
         head = s.red(f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}")
         lines = [head, f"  {safe(event.message)}"]
+        lines += [f"  {safe(d)}" for d in event.details]
         if event.location:
             lines.append(f"  at {safe(event.location.file)}:{event.location.line}")
+        if event.rank is not None:
+            lines.append(f"  on rank {event.rank}")
         return lines
     lines = [s.red(f"diagnose: {script}: {safe(event.message)}")]
     step = "?" if event.step is None else str(event.step)

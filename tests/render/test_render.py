@@ -77,3 +77,14 @@ def test_numbers_are_compact(value, text):
 
 def test_safe_keeps_newlines_and_tabs_readable():
     assert safe("a\tb\nc\x07") == "a\tb\nc\\x07"
+
+
+def test_exception_on_a_rank_says_which_rank():
+    report = Report.model_validate({
+        "status": "exception", "script": {"path": "ddp.py"},
+        "event": {"kind": "exception", "exception_type": "ValueError", "message": "bad batch",
+                  "rank": 1, "details": ["raised while loading shard 3"]},
+    })
+    text = render(report, "text")
+    assert "on rank 1" in text and "raised while loading shard 3" in text
+    assert "on rank 1" in render(report, "markdown")
