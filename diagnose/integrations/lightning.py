@@ -34,8 +34,9 @@ PACKAGES = ("lightning.pytorch", "pytorch_lightning")
 def _lightning() -> ModuleType:
     """The Lightning package the script uses: one already imported, else the first installed."""
     for name in PACKAGES:
-        if name in sys.modules:
-            return sys.modules[name]
+        module = sys.modules.get(name)
+        if module is not None:
+            return module
     for name in PACKAGES:
         try:
             return importlib.import_module(name)

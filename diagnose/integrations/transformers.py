@@ -22,7 +22,12 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from transformers.trainer_callback import TrainerCallback
+try:
+    from transformers.trainer_callback import TrainerCallback
+except ImportError as missing:
+    raise ImportError(
+        "diagnose.integrations.transformers needs transformers: pip install transformers"
+    ) from missing
 
 from diagnose.integrations.session import TracedRun, analyze, write
 from diagnose.report import Report
