@@ -43,8 +43,13 @@ def where(event: dict) -> tuple:
 
 
 class TestTransformersTrainer:
+    @pytest.fixture(autouse=True, scope="class")
+    def transformers_installed(self) -> None:
+        pytest.importorskip("transformers")
+        pytest.importorskip("accelerate")
+
     @pytest.fixture(scope="class")
-    def nan_data(self) -> tuple[int, dict]:
+    def nan_data(self, transformers_installed) -> tuple[int, dict]:
         return diagnose_json(HF, "--nan-data")
 
     def test_a_clean_run_reports_the_training_arguments(self):
@@ -95,7 +100,7 @@ class TestLightningTrainer:
         pytest.importorskip("lightning")
 
     @pytest.fixture(scope="class")
-    def nan_data(self) -> tuple[int, dict]:
+    def nan_data(self, lightning_installed) -> tuple[int, dict]:
         return diagnose_json(PL, "--nan-data")
 
     def test_a_clean_run_reports_the_trainer_config(self):

@@ -1,0 +1,46 @@
+"""Frameworks iterate their DataLoader one batch ahead; the dataset rows named must still be right.
+
+accelerate's ``DataLoaderShard`` (under the transformers Trainer) fetches the next batch before
+yielding the current one "to check when we are at the end". A NaN row must be named by its own
+dataset index, not by the index at the same position in the batch fetched ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pytest
+import torch
+from torch import nn
+
+from diagnose.tracer import NonFiniteDetected, Tracer
+
+
+def one_batch_ahead(loader: Iterable) -> Iterator:
+    """What accelerate's DataLoaderShard.__iter__ does."""
+    iterator = iter(loader)
+    current = next(iterator)
+    for upcoming in iterator:
+        yield current
+        current = upcoming
+    yield current
+
+
+@pytest.mark.xfail(strict=True, reason="diagnose/tracer/data.py BatchIndices keeps only the "
+                   "indices of the last batch fetched, which is the next one under a loader "
+                   "that prefetches")
+def test_a_nan_row_is_named_by_its_own_index_under_a_loader_that_fetches_ahead():
+    torch.manual_seed(0)
+    x = torch.randn(16, 4)
+    x[5, 1] = float("nan")  # the second batch of four rows
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x), batch_size=4)
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    tracer = Tracer()
+    with pytest.raises(NonFiniteDetected), tracer:
+        for (batch,) in one_batch_ahead(loader):
+            model(batch).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    assert (tracer.event.phase, tracer.event.step) == ("input", 1)
+    assert tracer.event.sample_indices in ([5], None)  # right, or no claim at all
