@@ -2,14 +2,19 @@
 
 Run: ``.venv/bin/python benchmarks/bench_matcher.py [--records 100000] [--queries 300]``
 
-What is measured (printed as a table):
+What is measured (printed as a table, each target with MET / NOT MET):
 - build: ``Matcher(records)`` (pattern prefilter + similarity index), target < 2 s at 100k;
 - one ``match()`` (median and p90 over queries aimed at different records, so each includes
   compiling its candidate patterns the first time, as in a fresh CLI run), target < 1 ms;
+  split by queries a pattern matched / queries only the similarity stage answers (one in
+  ten has a word changed so that its pattern no longer fits), and the same queries again;
 - the straightforward loop ``[p for p in compiled if p.search(line)]`` over every pattern
-  (compiled beforehand, compile time not counted), and the ratio, target >= 50x;
+  (compiled beforehand, compile time not counted), run right after ``match()`` on every
+  tenth query so both see the same load; the ratio of medians, target >= 50x;
 - that the prefilter loses nothing: on every naive-timed query the pattern hits of the
-  index equal the naive loop's hits.
+  index equal the naive loop's hits; and that the aimed record is ranked first.
+The machine is shared: the load average and a fixed pure-Python reference loop are printed
+at the start and the end, and build times come with this process's CPU time.
 
 Why an Aho-Corasick literal prefilter (pyahocorasick) and not a multi-pattern regex engine:
 the only multi-pattern engine at hand is one big alternation ``(?:p1)|(?:p2)|...`` for
@@ -17,19 +22,35 @@ the only multi-pattern engine at hand is one big alternation ``(?:p1)|(?:p2)|...
 to compile than the whole 100k-record index and slower per search than the prefilter, and it
 only reports one match where several records can match (the overlap must be resolved by
 re-running patterns anyway). Hyperscan would be the real engine but is not available here and
-is x86-only. The prefilter needs each pattern's longest required literal; reading it with
-``re._parser`` costs ~140 us a pattern (14 s at 100k), so ``matching.literals`` tokenizes the
-common pattern shapes itself and only falls back to the parser for unusual syntax.
-Patterns are compiled lazily (``re.compile`` is ~100-250 us each: 10-26 s for 100k up front).
+is x86-only.
 
-The fuzzy stage uses an inverted index on normalised words (idf-weighted, very common words
-skipped) to pick 48 candidates, then rapidfuzz on those; comparing all 100k strings with
-rapidfuzz costs tens of ms a query.
+Where the build time went, and what was kept (CPU per record on this loaded machine, where a
+fixed Python loop ran ~3x slower than usual):
+- required literal of each pattern: ``re._parser`` ~140 us; a Python loop over regex tokens
+  ~33 us; kept: one C-level ``split`` on separators whose alternatives all start with a
+  literal character (so ``re`` skips plain text in C), after escaped characters are replaced
+  by stand-ins, ~15 us; unusual syntax still goes to the parser (``literals`` module);
+- normalising each record's message for the fuzzy stage: ~75 us with one combined regex;
+  kept: each placeholder part has a cheap necessary condition (a digit, a quote, a slash, a
+  type word) and only the parts that can match are combined (~25 us, same output), and
+  records are no longer normalised at build time at all: the word index reads lowercase
+  words of the raw message (~6 us), and a record's normalised text is computed the first
+  time it is a candidate;
+- the backtracking-risk judgement now ignores an unbounded quantifier fenced by literal
+  characters it cannot match (``\\(\\d+x``), which took a third of the synthetic patterns
+  (and ``mat1 and mat2 ... \\(\\d+x\\d+ and \\d+x\\d+\\)``) off the slow ``regex`` engine.
+Per query: patterns are compiled on first candidacy and kept (``re.compile`` is ~100-250 us
+each, 10-26 s for 100k up front; ``re``'s own cache holds only 512); the fuzzy stage visits
+at most 2,000 postings (rarest words first, common words only re-score a shortlist); and
+it runs only for error lines no pattern matched -- a pattern match identifies the error,
+which is also what makes the common case fast. Not done: persisting the literals next to
+the loader's cache (the cold build meets the target without it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import statistics
@@ -129,50 +150,90 @@ def timed(fn, *args):
     return out, time.perf_counter() - t0
 
 
+def timed_both(fn, *args):
+    """Result, wall seconds and CPU seconds of this process (the machine may be shared)."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def reference_loop() -> float:
+    """Seconds for a fixed pure-Python loop: how fast this machine runs Python right now."""
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(2_000_000):
+        x += i
+    return time.perf_counter() - t0
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def median_ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1e3:8.3f} ms" if values else "     n/a"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--naive-queries", type=int, default=15)
+    ap.add_argument("--naive-every", type=int, default=10, help="naive loop on every Nth query")
     ap.add_argument("--alt-size", type=int, default=2_000)
     opts = ap.parse_args()
     rng = random.Random(1)
+    print(f"start: {load()}; reference loop {reference_loop() * 1e3:.0f} ms")
 
     records, pieces = make_records(opts.records)
     print(f"{len(records):,} synthetic records generated")
 
     patterns = [r.messagePattern for r in records]
-    _, t_patterns = timed(PatternIndex, patterns)
-    _, t_similar = timed(SimilarityIndex, [r.errorMessage.lower() for r in records])
-    matcher, t_build = timed(Matcher, records)
+    _, t_patterns, c_patterns = timed_both(PatternIndex, patterns)
+    _, t_similar, c_similar = timed_both(SimilarityIndex, [r.errorMessage for r in records])
+    matcher, t_build, c_build = timed_both(Matcher, records)
 
-    # queries: new messages for random records (different hole values), in a log line,
-    # plus some that match nothing
+    # queries: new messages for random records (different hole values); one in ten with a
+    # word changed (the pattern no longer fits: only similarity can find the record); one in
+    # ten that matches nothing
     targets = rng.sample(range(len(records)), opts.queries)
-    queries = []
+    queries, drifted = [], set()
     for k, idx in enumerate(targets):
-        if k % 5 == 4:
+        if k % 10 == 9:
             words = " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(8))
             queries.append((None, f"RuntimeError: {words} {k}"))
+        elif k % 10 == 4:
+            changed = list(pieces[idx])
+            lits = [j for j, (kind, _p) in enumerate(changed) if kind == "lit" and len(_p) > 4]
+            j = rng.choice(lits)
+            changed[j] = ("lit", changed[j][1] + "ed")  # type: ignore[operator]
+            queries.append((idx, f"{records[idx].errorClass}: {render(changed, rng)}"))
+            drifted.add(k)
         else:
             queries.append((idx, f"{records[idx].errorClass}: {render(pieces[idx], rng)}"))
 
-    times, found_first = [], 0
-    for idx, q in queries:
+    # the straightforward loop over every pattern, compiled beforehand (not counted)
+    compiled, t_compile = timed(lambda: [re.compile(p) for p in patterns])
+
+    # interleaved: each naive-timed query runs right after the matcher's, so both see the
+    # same machine load
+    times, naive_times, paired, kinds = [], [], [], []
+    found_first = found_drifted = agree = 0
+    for k, (idx, q) in enumerate(queries):
         res, dt = timed(matcher.match, q, 5)
         times.append(dt)
+        kinds.append(bool(res) and res[0].kind == "pattern")
         if idx is not None and res and res[0].record is records[idx]:
             found_first += 1
+            found_drifted += k in drifted
+        if k % opts.naive_every == 0:
+            hits, ndt = timed(lambda q=q: {i for i, p in enumerate(compiled) if p.search(q)})
+            naive_times.append(ndt)
+            paired.append(ndt / dt)
+            agree += {h.index for h in matcher._patterns.search([q])} == hits
     aimed = sum(1 for idx, _ in queries if idx is not None)
-
-    # the straightforward loop, on a subset of the same queries
-    compiled, t_compile = timed(lambda: [re.compile(p) for p in patterns])
-    naive_times, agree = [], 0
-    for _idx, q in queries[: opts.naive_queries]:
-        hits, dt = timed(lambda q=q: {i for i, p in enumerate(compiled) if p.search(q)})
-        naive_times.append(dt)
-        index_hits = {h.index for h in matcher._patterns.search([q])}
-        agree += index_hits == hits
+    # the same queries again: patterns compiled, normalised texts cached (a long-lived process)
+    warm = [timed(matcher.match, q, 5)[1] for _idx, q in queries]
     median, naive_median = statistics.median(times), statistics.median(naive_times)
 
     # the alternative: one alternation regex (a multi-pattern engine made of `re`)
@@ -182,21 +243,36 @@ def main() -> None:
     alt_small, t_small_build = timed(PatternIndex, alt_patterns)
     small_times = [timed(alt_small.search, [q])[1] for _i, q in queries[:50]]
 
+    def verdict(ok: bool) -> str:
+        return "MET" if ok else "NOT MET"
+
     p90 = sorted(times)[int(0.9 * len(times))]
-    print(f"build Matcher({len(records):,})          {t_build:8.3f} s   (target < 2 s)")
-    print(f"  of which pattern prefilter       {t_patterns:8.3f} s")
-    print(f"  of which similarity index        {t_similar:8.3f} s")
-    print(f"match(): median over {len(times)} queries   {median * 1e3:8.3f} ms  (target < 1 ms)")
+    hit_times = [t for t, hit in zip(times, kinds, strict=True) if hit]
+    miss_times = [t for t, hit in zip(times, kinds, strict=True) if not hit]
+    print(f"build Matcher({len(records):,})          {t_build:8.3f} s   (CPU {c_build:.3f} s; "
+          f"target < 2 s: {verdict(t_build < 2)})")
+    print(f"  pattern prefilter alone          {t_patterns:8.3f} s   (CPU {c_patterns:.3f} s)")
+    print(f"  similarity index alone           {t_similar:8.3f} s   (CPU {c_similar:.3f} s)")
+    print(f"match(): median over {len(times)} queries   {median * 1e3:8.3f} ms  "
+          f"(target < 1 ms: {verdict(median < 1e-3)})")
     print(f"match(): p90                        {p90 * 1e3:8.3f} ms")
+    print(f"  queries a pattern matched ({len(hit_times):3d})   {median_ms(hit_times)}")
+    print(f"  queries only similarity ({len(miss_times):3d})     {median_ms(miss_times)}")
+    print(f"  same queries again (warm)         {median_ms(warm)}")
     print(f"naive re.search loop: median        {naive_median * 1e3:8.3f} ms  "
           f"({len(naive_times)} queries; compiling all took {t_compile:.1f} s, not counted)")
-    print(f"ratio naive / match()               {naive_median / median:8.1f} x  (target >= 50 x)")
+    print(f"ratio naive / match() medians       {naive_median / median:8.1f} x  "
+          f"(target >= 50 x: {verdict(naive_median / median >= 50)})")
+    print(f"ratio per paired query: median      {statistics.median(paired):8.1f} x  "
+          f"(min {min(paired):.1f} x)")
     print(f"prefilter hits == naive hits        {agree}/{len(naive_times)} queries")
-    print(f"aimed record ranked first           {found_first}/{aimed} queries")
+    print(f"aimed record ranked first           {found_first}/{aimed} queries "
+          f"(of which {found_drifted}/{len(drifted)} with a changed word)")
     print(f"alternative, one alternation regex of {len(alt_patterns):,} patterns: compile "
           f"{t_alt_compile:.2f} s, search median {statistics.median(alt_times) * 1e3:.3f} ms; "
           f"prefilter on the same: build {t_small_build:.3f} s, search median "
           f"{statistics.median(small_times) * 1e3:.3f} ms")
+    print(f"end: {load()}; reference loop {reference_loop() * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":
