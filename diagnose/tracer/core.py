@@ -41,6 +41,7 @@ from diagnose.tracer.stats import (
     nonfinite_kind,
 )
 
+_RAISED: Any = object()  # marks an always-call hook run after forward raised
 _MAX_WINDOW = 1 << 14  # records; beyond this a check runs at the next root forward
 _SCALE_COLLAPSE = 1.0
 _MAX_CONSECUTIVE_SKIPS = 25
@@ -50,7 +51,7 @@ class _Rec:
     """One entry of the check window, in the order things happened."""
 
     __slots__ = ("args", "call", "chunk", "indices", "ins", "invalues", "kind", "kwargs",
-                 "module", "outs", "parent", "phase", "step", "target", "values")
+                 "module", "outs", "parent", "phase", "rng", "step", "target", "values")
 
     def __init__(self, kind: str, phase: str, step: int, module: Any = None,
                  outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
@@ -62,6 +63,7 @@ class _Rec:
         self.call = call
         self.parent = -1
         self.chunk = -1
+        self.rng: Any = None
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
         self.outs: list[tuple[str, torch.dtype, Any, int]] = [] if outs is None else outs
         self.args: Any = None
@@ -122,6 +124,7 @@ class Tracer:
         self._optimizers: list[Any] = []
         self._batch = BatchIndices()
         self._capture: Any = None
+        self._root_rng: Any = None
 
     # -- install / uninstall -------------------------------------------------------------
 
@@ -210,6 +213,7 @@ class Tracer:
             self._stop_watch()
             if id(module) not in self._names:
                 self._add_root(module)
+            self._root_rng = torch.get_rng_state()  # to re-run this forward at an event
             if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
                                or (self._backward_seen and self._primary_opt is None)):
                 # No optimizer step closed the last window: a manual update, or an
@@ -218,9 +222,13 @@ class Tracer:
         self._ncalls += 1
         self._stack.append(self._ncalls)
 
-    def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any, output: Any) -> None:
+    def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any = None,
+                    output: Any = _RAISED) -> None:
         # The hot path: one aminmax per new float tensor, one small record, no host read.
         if not self._active or not self._on or not self._stack:
+            return
+        if output is _RAISED:  # torch calls always-call hooks as (module, args, result) when
+            self._stack.pop()  # forward raised: keep the call stack balanced, record nothing
             return
         stack = self._stack
         call = stack.pop()
@@ -265,6 +273,7 @@ class Tracer:
                 node.register_prehook(partial(self._on_grad, module, call, hook_on.output_nr))
         if not stack:
             rec.indices = self._batch.last
+            rec.rng = self._root_rng
             self._nograd_forward = not torch.is_grad_enabled()
             self._start_watch()
 
@@ -319,7 +328,12 @@ class Tracer:
                 rec.target = self._loss_sources.get(id(t), t)
                 self._recs.append(rec)
         self._backward_seen = True
-        self._seen = {}  # the forward is over: let autograd free what it no longer needs
+        # The forward is over: let autograd free what it no longer needs. Only the root
+        # calls keep their inputs; an event re-runs the root forward to reach a module call.
+        self._seen = {}
+        for rec in self._recs:
+            if rec.parent >= 0:
+                rec.args = rec.kwargs = None
         if self.check_at_backward:
             self._check()
 
@@ -638,7 +652,7 @@ class Tracer:
         bad_weights = [w for w in weights if not w.finite]
         if bad_weights and self.step > 0:
             return self._weight_event(rec, producer, bad_weights[0]), producer
-        finding = self._replay(producer)
+        finding = self._replay(producer, calls)
         wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
         source = "from finite input" if not in_bad else "from finite module inputs"
         msg = (f"first non-finite: step {rec.step}, {phase}, `{name}` "
@@ -776,8 +790,51 @@ class Tracer:
                     owners.setdefault(id(p), (mname or type(root).__name__, pname, mod))
         return owners
 
-    def _replay(self, rec: _Rec) -> ops.OpFinding | None:
+    def _recover_args(self, rec: _Rec, calls: dict[int, _Rec]) -> None:
+        """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call
+        to get back the inputs that were released when backward began."""
+        root = rec
+        while root.parent in calls:
+            root = calls[root.parent]
+        if root is rec or root.args is None:
+            return
+        same = sorted(r.call for r in calls.values() if r.module is rec.module
+                      and root.call <= r.call <= rec.call)
+        wanted = len(same) - 1  # this module's earlier calls within the same root call
+        seen = [0]
+        caught: list[Any] = []
+
+        class _Got(Exception):
+            pass
+
+        def grab(module: Any, args: Any, kwargs: Any) -> None:
+            if seen[0] == wanted:
+                caught.append((args, kwargs))
+                raise _Got
+            seen[0] += 1
+
+        handle = rec.module.register_forward_pre_hook(grab, with_kwargs=True)
+        was = self._active
+        self._active = False
+        saved = torch.get_rng_state()
+        try:
+            if root.rng is not None:
+                torch.set_rng_state(root.rng)
+            with torch.no_grad():
+                root.module(*root.args, **(root.kwargs or {}))
+        except _Got:
+            rec.args, rec.kwargs = caught[0]
+        except Exception:
+            pass
+        finally:
+            handle.remove()
+            torch.set_rng_state(saved)
+            self._active = was
+
+    def _replay(self, rec: _Rec, calls: dict[int, _Rec] | None = None) -> ops.OpFinding | None:
         """Re-run one module call with every op checked, to name the op and the line."""
+        if rec.args is None and calls is not None:
+            self._recover_args(rec, calls)
         if rec.args is None:
             return None
         watch = ops.Replay()
