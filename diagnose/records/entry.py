@@ -5,7 +5,7 @@ Layout: ``MAGIC``, the header length (4 bytes, little endian), the header, then 
     header   marshal (FORMAT, key, not_records, findings, count, block size, section offsets)
     hot      marshal: one list per ``HOT_FIELDS`` field, each value for every record
     where    marshal: (line, index, json path prefix) per record (for duplicate reports)
-    blocks   marshal: ``BLOCK`` records each, a record as the tuple of its field values
+    blocks   marshal: ``BLOCK`` records each, a record as its model's field dict
 
 Opening an entry reads the header and, when the caller asks for the result, the hot columns:
 that is all a warm load decodes. A record becomes a model when first read, its whole block at
@@ -13,9 +13,11 @@ once, without validation (it was validated before it was stored). Big entries ar
 so the blocks nobody reads are never even read from disk; that is safe because entries are only
 ever replaced by renaming a new file over them, never changed in place (``cache._write``).
 
-Why marshal of tuples: it is the fastest way this Python has to turn bytes back into strings
-and lists (measured: 2-3x faster than pickle of the same values, 5x faster than pickled
-models), and records hold only str, int, None and lists of str.
+Why marshal of field dicts: it is the fastest way this Python has to turn bytes back into
+strings and lists (2-3x faster than pickle of the same values, 5x faster than pickled models),
+records hold only str, int, None and lists of str, and a model's own ``__dict__`` needs no
+copying either way (measured on 100k records: dump 0.19 s, load 0.44 s; tuples of values
+0.33 s and 0.55 s with the dict rebuilt).
 """
 
 from __future__ import annotations
@@ -36,21 +38,17 @@ FORMAT = 2
 MAGIC = b"DGNR"
 BLOCK = 64  # records decoded together when one of them is first read (~0.3 ms)
 MMAP_MIN = 1 << 20  # smaller entries are simply read
+MAX_AHEAD = 64  # blocks an iteration builds at once, at most
 FIELDS = tuple(ErrorRecord.model_fields)
 _HOT_INDEX = {name: i for i, name in enumerate(HOT_FIELDS)}
-_FIELD_INDEX = [FIELDS.index(name) for name in HOT_FIELDS]
 _FIELDS_SET = set(FIELDS)  # shared by the models built here: every field is set, none changes
 
 
 def encode(key: tuple[Any, ...], parsed: Parsed) -> list[bytes]:
     """The entry for ``parsed`` (its records must be models in a list) as bytes to write."""
-    records = parsed.records
-    if all(tuple(r.__dict__) == FIELDS for r in records[:1]):  # validated: keys in field order
-        rows = [tuple(r.__dict__.values()) for r in records]
-    else:
-        rows = [tuple(r.__dict__[name] for name in FIELDS) for r in records]
+    rows = [record.__dict__ for record in parsed.records]
     sections = [
-        marshal.dumps([[row[i] for row in rows] for i in _FIELD_INDEX]),
+        marshal.dumps([[row[name] for row in rows] for name in HOT_FIELDS]),
         marshal.dumps(list(parsed.where)),
         *(marshal.dumps(rows[i : i + BLOCK]) for i in range(0, len(rows), BLOCK)),
     ]
@@ -120,11 +118,11 @@ def open_entry(path: Path) -> OpenedEntry | None:
         return None
 
 
-def _build(row: tuple[Any, ...], new: Any = ErrorRecord.__new__,
+def _build(values: dict[str, Any], new: Any = ErrorRecord.__new__,
            setattr_: Any = object.__setattr__) -> ErrorRecord:
-    """A model from validated values, without validating them again."""
+    """A model from its validated field dict, without validating it again."""
     record = new(ErrorRecord)
-    setattr_(record, "__dict__", dict(zip(FIELDS, row, strict=True)))
+    setattr_(record, "__dict__", values)
     setattr_(record, "__pydantic_fields_set__", _FIELDS_SET)
     setattr_(record, "__pydantic_extra__", None)
     setattr_(record, "__pydantic_private__", None)
@@ -151,15 +149,19 @@ class CachedRecords(Sequence[ErrorRecord]):
         i = _HOT_INDEX.get(name)
         return None if i is None else self._hot[i]
 
-    def _build_block(self, number: int) -> None:
-        start = number * self._block
-        built = self._built
+    def _build_blocks(self, first: int, count: int = 1) -> None:
+        """Build the records of blocks ``first`` .. ``first + count - 1`` not built yet."""
+        block, built, entry = self._block, self._built, self._entry
         enabled = gc.isenabled()
-        gc.disable()  # these objects hold no cycles; collections would make this 2-3x slower
+        gc.disable()  # these objects hold no cycles; collections would make this 2x slower
         try:
-            for j, row in enumerate(self._entry.section(2 + number)):
-                if built[start + j] is None:
-                    built[start + j] = _build(row)
+            for number in range(first, min(first + count, -(-self._count // block))):
+                start = number * block
+                if built[start] is not None:
+                    continue
+                for j, values in enumerate(entry.section(2 + number)):
+                    if built[start + j] is None:
+                        built[start + j] = _build(values)
         finally:
             if enabled:
                 gc.enable()
@@ -171,17 +173,22 @@ class CachedRecords(Sequence[ErrorRecord]):
             raise IndexError("record index out of range")
         record = self._built[index]
         if record is None:
-            self._build_block(index // self._block)
+            self._build_blocks(index // self._block)
             record = self._built[index]
         assert record is not None
         return record
 
     def __iter__(self) -> Iterator[ErrorRecord]:
-        block = self._block
-        for start in range(0, self._count, block):
-            if self._built[start] is None:
-                self._build_block(start // block)
-            yield from self._built[start : start + block]  # type: ignore[misc]
+        """Builds ahead in chunks that double up to ``MAX_AHEAD`` blocks: iterating everything
+        then pauses the GC for long stretches (measured 2x faster than block by block), while a
+        loop that stops early has built at most twice what it read."""
+        block, built = self._block, self._built
+        number, chunk, blocks = 0, 1, -(-self._count // block)
+        while number < blocks:
+            self._build_blocks(number, chunk)
+            yield from built[number * block : (number + chunk) * block]  # type: ignore[misc]
+            number += chunk
+            chunk = min(2 * chunk, MAX_AHEAD)
 
 
 class _LazySection(Sequence[Any]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from diagnose.records import cache, load_records
+from diagnose.records import cache, entry, load_records
 from tests.records.factory import record, write_jsonl
 
 
@@ -60,8 +60,8 @@ def test_cache_can_be_turned_off(tmp_path, monkeypatch):
 def test_a_corrupt_cache_entry_is_ignored(tmp_path, private_cache):
     path = write_jsonl(tmp_path / "x.jsonl", [record(1)])
     load_records(path)
-    for entry in private_cache.rglob("*.marshal"):
-        entry.write_bytes(b"garbage")
+    for entry_file in private_cache.rglob("*.marshal"):
+        entry_file.write_bytes(b"garbage")
     assert load_records(path).records[0].id == f"{1:016x}"
 
 
@@ -70,3 +70,52 @@ def test_default_location_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache.cache_dir() == tmp_path / "diagnose" / "records"
     assert json.dumps(str(cache.cache_dir()))
+
+
+def test_a_warm_load_builds_records_only_when_read(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [record(i) for i in range(200)])
+    cold = load_records(path)
+    warm = load_records(path).records
+    [segment] = warm._segments
+    assert isinstance(segment, entry.CachedRecords)
+    assert warm.column("id") == [r.id for r in cold.records]
+    assert warm.column("messagePattern") == [r.messagePattern for r in cold.records]
+    assert segment._built.count(None) == 200, "columns need no model"
+    assert warm[130] == cold.records[130]
+    assert segment._built.count(None) == 200 - entry.BLOCK, "one block was built"
+    assert warm[130] is warm[130]
+    assert list(warm) == list(cold.records)
+
+
+def test_a_lazy_result_keeps_the_content_it_was_checked_against(tmp_path, monkeypatch):
+    """An entry replaced by a newer one (the file changed) does not leak into an older result,
+    also when entries are memory-mapped."""
+    monkeypatch.setattr(entry, "MMAP_MIN", 0)
+    path = write_jsonl(tmp_path / "x.jsonl", [record(i, slug=f"old-{i}") for i in range(100)])
+    load_records(path)
+    before = load_records(path).records  # warm, nothing built yet
+    path.write_text(path.read_text().replace('"old-', '"new-'))
+    load_records(path)  # cold: stores a new entry over the old one
+    after = load_records(path).records
+    assert [r.slug for r in before] == [f"old-{i}" for i in range(100)]
+    assert [r.slug for r in after] == [f"new-{i}" for i in range(100)]
+
+
+def test_a_truncated_cache_entry_is_ignored(tmp_path, private_cache):
+    path = write_jsonl(tmp_path / "x.jsonl", [record(i) for i in range(100)])
+    load_records(path)
+    [entry_file] = private_cache.rglob("*.marshal")
+    entry_file.write_bytes(entry_file.read_bytes()[:-10])
+    result = load_records(path)
+    assert [r.id for r in result.records] == [f"{i:016x}" for i in range(100)]
+
+
+def test_warm_duplicates_are_reported_as_cold_ones(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", [record(1), record(2)])
+    b = write_jsonl(tmp_path / "b.jsonl", [record(3), record(1)])
+    cold = load_records(a, b)
+    warm = load_records(a, b)
+    assert [str(p) for p in warm.problems] == [str(p) for p in cold.problems] == [
+        f"{b}:2 $.id: duplicate id '0000000000000001' (first at {a}:1)"
+    ]
+    assert [r.id for r in warm.records] == [r.id for r in cold.records]

@@ -177,3 +177,74 @@ def test_no_paths_loads_the_shipped_dataset():
     assert result.files, "the shipped dataset has record files"
     assert result.ok, lines(result)[:5]
     assert len(result.records) > 0
+
+
+def test_jsonl_line_numbers_count_blank_lines_crlf_and_a_byte_order_mark(tmp_path):
+    path = tmp_path / "x.jsonl"
+    body = "\r\n".join(["", json.dumps(record(1)), "   ", json.dumps(record(2, severity="x"))])
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode() + b"\r\n")
+    result = load_records(path)
+    assert [str(p).split(" $")[0] for p in result.problems] == [f"{path}:4"]
+    assert [r.id for r in result.records] == [f"{1:016x}"]
+
+
+def test_wrappers_and_bare_records_may_be_mixed_in_one_file(tmp_path):
+    jsonl = write_jsonl(tmp_path / "mixed.jsonl", [record(1), wrapper(2), record(3)])
+    array = write_json(tmp_path / "mixed.json", [wrapper(4), record(5), wrapper(6)])
+    result = load_records(jsonl, array)
+    assert result.ok, lines(result)
+    assert [int(r.id, 16) for r in result.records] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_record_split_over_two_lines_is_malformed_on_both(tmp_path):
+    """Each line of JSON Lines is one value: lines that would only make sense joined are not."""
+    text = json.dumps(record(1, tags=["a", "b"]))
+    first, second = text.split('"a", ', 1)
+    path = tmp_path / "x.jsonl"
+    path.write_text(f'{first}"a"\n{second}\n' + json.dumps(record(2)) + "\n")
+    result = load_records(path)
+    assert [(p.line, p.reason.split(":")[0]) for p in result.problems] == [
+        (1, "malformed JSON"), (2, "malformed JSON"),
+    ]
+    assert [r.id for r in result.records] == [f"{2:016x}"]
+
+
+def test_a_jsonl_file_that_is_not_utf8_loads_nothing(tmp_path):
+    path = tmp_path / "x.jsonl"
+    good = json.dumps(record(1)).encode()
+    path.write_bytes(b"\xef\xbb\xbf" + good + b'\n{"id": "caf\xe9"}\n')
+    result = load_records(path)
+    assert lines(result) == [
+        f"{path}:2: not UTF-8: invalid continuation byte 0xe9 at byte {3 + len(good) + 12}"
+    ]
+    assert len(result.records) == 0
+
+
+def test_an_empty_array_is_reported(tmp_path):
+    path = write_json(tmp_path / "x.json", [])
+    assert lines(load_records(path)) == [f"{path} $: empty array: no records"]
+
+
+def test_upstream_txt_with_one_wrapper_per_line(tmp_path):
+    path = tmp_path / "upstream.txt"
+    path.write_text("\n".join(json.dumps(wrapper(i)) for i in range(3)) + "\n")
+    result = load_records(path)
+    assert result.ok, lines(result)
+    assert [int(r.id, 16) for r in result.records] == [0, 1, 2]
+
+
+def test_integral_floats_are_integers_and_bools_are_not(tmp_path):
+    ok = write_json(tmp_path / "ok.json", record(1, lineNumber=282.0, schemaVersion=2.0))
+    [rec] = load_records(ok).records
+    assert rec.lineNumber == 282 and type(rec.lineNumber) is int
+    assert rec.schemaVersion == 2 and type(rec.schemaVersion) is int
+    bad = write_json(tmp_path / "bad.json", record(1, lineNumber=True))
+    assert [p.json_path for p in load_records(bad).problems] == ["$.lineNumber"]
+
+
+def test_records_are_a_read_only_sequence_with_cheap_columns(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [record(i) for i in range(3)])
+    records = load_records(path).records
+    assert records.column("id") == [r.id for r in records] == [f"{i:016x}" for i in range(3)]
+    assert records[-1].id == records[2].id and records[0:2] == list(records)[:2]
+    assert not hasattr(records, "append")

@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 import string
 import warnings
+from typing import Annotated
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from diagnose.records.models import ErrorRecord, Item
-from diagnose.records.patterns import is_safe_subset, pattern_error
+from diagnose.records.patterns import SAFE_SUBSET_RUST, is_safe_subset, pattern_error
 from diagnose.records.rules import rule_errors
 from diagnose.records.schema import load_schema, schema_errors, validator
 from tests.records.factory import record, seed_wrapper
@@ -128,3 +129,30 @@ def test_the_fast_regex_check_never_accepts_what_re_rejects(pattern):
 )
 def test_pattern_errors_are_re_s_own_words(pattern, reason):
     assert pattern_error(pattern) == reason
+
+
+SAFE_IN_RUST = TypeAdapter(Annotated[str, Field(pattern=SAFE_SUBSET_RUST)])
+
+
+def rust_accepts(pattern: str) -> bool:
+    try:
+        SAFE_IN_RUST.validate_python(pattern)
+    except ValidationError:
+        return False
+    return True
+
+
+@settings(max_examples=2000, deadline=None)
+@given(pattern=regex_chars)
+def test_the_models_rust_recogniser_is_the_same_as_pythons(pattern):
+    """The models check messagePattern with pydantic's Rust engine first: it must accept
+    exactly what the Python recogniser accepts (which only ever accepts what compiles)."""
+    assert rust_accepts(pattern) == is_safe_subset(pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"Function '(\w+)Backward\d*' returned nan values in its \d+th output\.",
+    r"CUDA out of memory\. Tried to allocate [\d.]+ (?:MiB|GiB)", r"a{2,}", "(?:a|(b|c)+)?$",
+])
+def test_real_patterns_are_in_the_fast_subset(pattern):
+    assert rust_accepts(pattern) and is_safe_subset(pattern)
