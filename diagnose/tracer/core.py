@@ -42,7 +42,17 @@ from diagnose.tracer.stats import (
 )
 
 _RAISED: Any = object()  # marks an always-call hook run after forward raised
-_MAX_WINDOW = 1 << 14  # records; beyond this a check runs at the next root forward
+_MAX_WINDOW = 1 << 14
+_NEAR: dict[torch.dtype, float] = {}
+
+
+def _near_threshold(dtype: torch.dtype) -> float:
+    """|x| above which a value of ``dtype`` is within NEAR_LIMIT_FACTOR of overflowing."""
+    limit = _NEAR.get(dtype)
+    if limit is None:
+        top = dtype_max(dtype)
+        limit = _NEAR[dtype] = math.inf if top is None else top / NEAR_LIMIT_FACTOR
+    return limit  # records; beyond this a check runs at the next root forward
 _SCALE_COLLAPSE = 1.0
 _MAX_CONSECUTIVE_SKIPS = 25
 
@@ -535,6 +545,9 @@ class Tracer:
 
     def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord],
               offsets: list[int]) -> None:
+        if math.isfinite(sum(host)):  # nan and inf survive a sum: nothing to look into
+            self._scan_clean(recs, host, offsets)
+            return
         pending = self._pending
         max_act = pending.get("max_activation") or 0.0
         near = bool(pending.get("near_limit"))
@@ -587,6 +600,50 @@ class Tracer:
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
             rec.args = rec.kwargs = rec.target = None
+
+    def _scan_clean(self, recs: list[_Rec], host: list[float], offsets: list[int]) -> None:
+        """The common case, kept light: history figures, and host values for the frames only."""
+        pending = self._pending
+        max_act = pending.get("max_activation") or 0.0
+        near = bool(pending.get("near_limit"))
+        window_calls = []
+        for rec in recs:
+            kind = rec.kind
+            if kind == "call":
+                window_calls.append(rec)
+                for _, dtype, _, s in rec.outs:
+                    if s >= 0:
+                        lo, hi = host[2 * s], host[2 * s + 1]
+                        m = hi if hi > -lo else -lo
+                        if m > max_act:
+                            max_act = m
+                        if m > _near_threshold(dtype):
+                            near = True
+            elif kind == "pgrad":
+                at = offsets[rec.chunk]
+                pending["grad_norm"] = math.sqrt(
+                    (pending.get("grad_norm") or 0.0) ** 2
+                    + sum(v * v for v in host[at:at + len(rec.outs)]))
+            elif kind == "loss":
+                s = rec.outs[0][3]
+                if len(rec.outs[0][2]) == 0 and s >= 0:
+                    pending["loss"] = host[2 * s + 1]
+            elif kind == "scale":
+                s = rec.outs[0][3]
+                rec.values = [(host[2 * s], host[2 * s + 1])]
+                pending["loss_scale"] = rec.values[0][1]
+                if rec.values[0][1] < _SCALE_COLLAPSE:
+                    self._on_event(rec, recs, {}, [])
+        pending["max_activation"] = max_act
+        pending["near_limit"] = near
+        window_calls = window_calls[-self.frames:]
+        for rec in window_calls:  # host values for the ring buffer of frames
+            rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                          for *_, s in rec.outs]
+            rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                            for *_, s in rec.ins]
+            rec.args = rec.kwargs = None
+        self._recent.extend(window_calls)
 
     @staticmethod
     def _confirm_nonfinite(rec: _Rec) -> bool:
