@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 
@@ -248,3 +249,23 @@ def test_records_are_a_read_only_sequence_with_cheap_columns(tmp_path):
     assert records.column("id") == [r.id for r in records] == [f"{i:016x}" for i in range(3)]
     assert records[-1].id == records[2].id and records[0:2] == list(records)[:2]
     assert not hasattr(records, "append")
+
+
+def test_loading_leaves_the_gc_as_it_found_it(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [record(1)])
+    assert gc.isenabled()
+    load_records(path)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        load_records(path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    gc.freeze()  # a program that froze its objects (e.g. before forking) keeps them frozen
+    try:
+        frozen = gc.get_freeze_count()
+        load_records(path)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
