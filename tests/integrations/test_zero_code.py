@@ -117,6 +117,14 @@ class TestLightningTrainer:
         assert config["grad_clip"]["kind"] == "value" and config["grad_clip"]["max"] == 0.5
         assert config["optimizer"] == "SGD" and len(report["history"]) == 6
 
+    def test_bf16_mixed_precision_is_the_plugin_and_the_autocast_seen(self):
+        code, report = diagnose_json(PL, "--precision", "bf16-mixed")
+        assert code == 0
+        config = report["config"]
+        assert config["lightning"]["precision"] == "bf16-mixed"
+        assert config["lightning"]["precision_plugin"] == "MixedPrecision"
+        assert config["precision"] == "bf16-autocast" and config["autocast_dtype"] == "bfloat16"
+
     def test_a_nan_in_the_data_names_the_batch_row(self, nan_data):
         code, report = nan_data
         assert code == 1
