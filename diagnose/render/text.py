@@ -196,7 +196,19 @@ def _config(report: Report, s: _Style) -> list[str]:
         f"gradient clipping {clip}",
         f"GradScaler {'yes' if c.grad_scaler else 'no'}",
     ]
-    return [s.bold("Config"), "  " + "; ".join(parts)]
+    lines = [s.bold("Config"), "  " + "; ".join(parts)]
+    extra = c.model_extra or {}
+    for framework in ("transformers", "lightning"):
+        info = extra.get(framework)
+        if isinstance(info, dict):
+            keys = ("precision", "learning_rate", "max_grad_norm", "gradient_clip_val",
+                    "warmup_steps", "gradient_accumulation_steps", "accumulate_grad_batches")
+            shown = ", ".join(f"{k} {info[k]}" for k in keys if info.get(k) is not None)
+            lines.append(f"  {framework}: {safe(shown) or 'used'}")
+            notes = info.get("notes")
+            for note in [notes] if isinstance(notes, str) else (notes or []):
+                lines.append(f"  note: {safe(note)}")
+    return lines
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:

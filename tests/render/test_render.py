@@ -88,3 +88,14 @@ def test_exception_on_a_rank_says_which_rank():
     text = render(report, "text")
     assert "on rank 1" in text and "raised while loading shard 3" in text
     assert "on rank 1" in render(report, "markdown")
+
+
+def test_framework_config_and_its_notes_are_shown():
+    report = nonfinite_report()
+    report.config = report.config.model_validate({
+        **report.config.model_dump(), "transformers": {
+            "learning_rate": 5e-5, "max_grad_norm": 1.0,
+            "notes": ["logging_nan_inf_filter=True hides nan/inf losses from the logs"]}})
+    text = render(report, "text")
+    assert "transformers: learning_rate 5e-05, max_grad_norm 1.0" in text
+    assert "note: logging_nan_inf_filter=True hides" in text
