@@ -1,0 +1,41 @@
+"""The pattern index finds exactly the patterns a plain loop of ``re.search`` finds."""
+
+from __future__ import annotations
+
+import re
+
+from diagnose.matching.patterns import PatternIndex
+
+PATTERNS = [
+    r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
+    r"Tried to allocate \d+",  # shares words with the one above
+    r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
+    r"(?i)loss is nan",  # case-insensitive
+    r"\d+xyz\d+",  # literal without a whole word inside: the automaton path
+    r"overflow",  # a literal that is one word, touching the ends of the literal
+    r"[a-z]+\d",  # no literal at all: tried on every line
+    None,
+]
+LINES = [
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0)",
+    "mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)",
+    "ValueError: Loss is NaN at step 7",
+    "id 12xyz34 failed",
+    "gradient OVERFLOW detected; stackoverflow",
+    "nothing to see",
+    "Tried to allocate 20 MiB",
+]
+
+
+def test_hits_equal_the_naive_loop_on_every_line():
+    index = PatternIndex(PATTERNS)
+    compiled = [re.compile(p) if p else None for p in PATTERNS]
+    for line in LINES:
+        naive = {i for i, c in enumerate(compiled) if c is not None and c.search(line)}
+        assert {h.index for h in index.search([line])} == naive, line
+
+
+def test_patterns_are_only_run_where_their_literal_occurs():
+    index = PatternIndex(PATTERNS)
+    assert index.candidates("nothing to see") == {6}
+    assert index.candidates("Tried to allocate 3 bytes") == {1, 6}
