@@ -153,6 +153,7 @@ class Fix(_Model):
     rules: list[str] = Field(default_factory=list, description="Rules that support this fix.")
     evidence: list[str] = Field(default_factory=list)
     patch_note: str | None = Field(None, description="Why no patch, or how to apply it.")
+    verify_note: str | None = Field(None, description="What the verification re-run saw.")
 
 
 class MatchRef(_Model):

@@ -54,6 +54,8 @@ def render_markdown(report: Report) -> str:
                         None: ""}[fix.verified]
             out += [f"### {rank}. {_cell(fix.title)} (`{fix.id}`, score {fix.score:.2f}){verified}",
                     "", safe(fix.why), ""]
+            if fix.verify_note:
+                out += [f"Re-run: {_cell(fix.verify_note)}", ""]
             if fix.rules:
                 out.append(f"Rules: {', '.join(f'`{r}`' for r in fix.rules)}")
                 out.append("")

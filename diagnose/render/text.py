@@ -112,6 +112,8 @@ def _verdict(report: Report, s: _Style) -> list[str]:
 def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
     verified = {True: " verified", False: " did not fix it in a re-run", None: ""}[fix.verified]
     lines = [f"  {rank}. {s.bold(safe(fix.title))} [{fix.id}] score {fix.score:.2f}{verified}"]
+    if fix.verify_note:
+        lines.append(f"     re-run: {safe(fix.verify_note)}")
     if not full:
         return lines
     lines += textwrap.wrap(safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     ")
