@@ -292,6 +292,8 @@ class Tracer:
         if not self._active or not self._on or nr >= len(grads):
             return
         grad = grads[nr]
+        if grad is not None and type(grad) is not torch.Tensor:
+            grad = local_tensor(grad)  # a DTensor's gradient: its local shard
         if grad is not None and grad.numel() and (grad.is_floating_point() or grad.is_complex()):
             # Not kept in the dedup table: holding gradients until the step costs memory.
             slot = len(self._vals)
@@ -770,8 +772,8 @@ class Tracer:
             tensors.update({k[7:]: v for k, v in iter_tensors(root.kwargs, "kwargs")})
         t = tensors.get(what)
         batch = root.indices
-        if t is None or t.dim() == 0:
-            return []
+        if t is None or t.dim() == 0 or type(t) not in (torch.Tensor, torch.nn.Parameter):
+            return []  # a sharded tensor's rows are not the batch's rows
         with torch.no_grad():
             rows = (~torch.isfinite(t.detach())).reshape(t.shape[0], -1).any(1)
             bad = rows.nonzero().flatten().tolist()

@@ -1,0 +1,209 @@
+"""What the Tracer keeps and when it reads: frames, sampling, host reads, hooks, DTensor."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.modules import module as module_hooks
+from torch.optim import optimizer as optim_hooks
+
+from diagnose.tracer import NonFiniteDetected, Tracer
+
+
+def _mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+
+
+def _train(model: nn.Module, steps: int, tracer: Tracer, lr: float = 0.01) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    with tracer:
+        for _ in range(steps):
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+
+
+@pytest.mark.parametrize("n", [1, 3, 7])
+def test_the_ring_buffer_keeps_exactly_the_last_n_calls_oldest_first(n):
+    # a container's call ends after its children's
+    tracer = Tracer(frames=n)
+    _train(_mlp(), 3, tracer)  # 6 module calls per step, 18 in all
+    frames = tracer.report().frames
+    assert len(frames) == n
+    assert [f.step for f in frames] == sorted(f.step for f in frames)  # in the order calls ended
+    assert frames[-1].module == "Sequential" and frames[-1].step == 2  # the last call made
+    if n == 7:
+        assert [f.module for f in frames] == ["Sequential", "0", "1", "2", "3", "4", "Sequential"]
+
+
+def test_frames_carry_input_output_and_weight_statistics():
+    tracer = Tracer(frames=2)
+    _train(_mlp(), 1, tracer)
+    frame = tracer.report().frames[0]
+    assert (frame.module, frame.module_type, frame.phase) == ("4", "Linear", "forward")
+    assert frame.inputs[0].shape == [16, 8] and frame.outputs[0].shape == [16, 1]
+    assert {w.name for w in frame.weights} == {"weight", "bias"}
+    assert frame.outputs[0].abs_max > 0 and frame.outputs[0].headroom > 1e30
+
+
+def test_frames_must_be_positive():
+    with pytest.raises(ValueError, match="frames"):
+        Tracer(frames=0)
+    with pytest.raises(ValueError, match="sample_every"):
+        Tracer(sample_every=0)
+
+
+def test_at_most_one_host_read_per_training_step():
+    tracer = Tracer()
+    _train(_mlp(), 10, tracer)
+    assert len(tracer.report().history) == 10
+    assert tracer.syncs <= 10 + 1  # one per step, plus the final weights check at exit
+
+
+def test_a_manual_update_loop_without_an_optimizer_is_still_checked_once_per_step():
+    model = nn.Linear(3, 1)
+    x = torch.randn(8, 3)
+    with pytest.raises(NonFiniteDetected) as info, Tracer() as tracer:
+        for step in range(6):
+            model(x).pow(2).mean().backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= 1e30 * p.grad if step >= 3 else 0.01 * p.grad
+                    p.grad = None
+    assert info.value.event.step == 0  # no optimizer steps were counted
+    assert tracer.syncs <= 6
+
+
+def test_sample_every_watches_one_step_in_k():
+    every, sampled = Tracer(), Tracer(sample_every=3)
+    _train(_mlp(), 9, every)
+    _train(_mlp(), 9, sampled)
+    watched = [h for h in sampled.report().history if h.max_activation]
+    assert len(every.report().history) == 9
+    assert [h.step for h in watched] == [0, 3, 6]
+    assert sampled.syncs < every.syncs
+
+
+def test_sampling_still_stops_a_watched_step_that_goes_non_finite():
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    with pytest.raises(NonFiniteDetected) as info, Tracer(sample_every=2):
+        for step in range(6):
+            if step == 4:
+                x = x.clone()
+                x[0, 0] = float("nan")
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    assert (info.value.event.phase, info.value.event.step) == ("input", 4)
+
+
+def test_a_nan_loss_is_reported_as_loss_and_the_update_never_lands():
+    model = nn.Linear(3, 1)
+    before = model.weight.detach().clone()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(NonFiniteDetected) as info, Tracer():
+        out = model(torch.ones(2, 3))
+        loss = (out - out.detach()).sum() / torch.zeros(())  # 0/0 in a hand-written loss
+        loss.backward()
+        opt.step()
+    assert info.value.event.phase == "loss" and info.value.event.op == "div"
+    assert torch.equal(model.weight.detach(), before)
+
+
+class _SqrtNorm(nn.Module):
+    def forward(self, x):  # finite forward (clamped), but d sqrt/dx at 0 is inf -> nan grads
+        return x / (x * x).sum(-1, keepdim=True).sqrt().clamp_min(1e-6)
+
+
+@pytest.mark.parametrize("backward", [True, False])
+def test_a_nan_gradient_born_in_backward_stops_before_the_update(backward):
+    model = nn.Sequential(nn.Linear(3, 3), _SqrtNorm(), nn.Linear(3, 1))
+    with torch.no_grad():
+        model[0].weight[0].zero_()
+        model[0].bias.zero_()
+    before = model[0].weight.detach().clone()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+    with pytest.raises(NonFiniteDetected) as info, Tracer(backward=backward):
+        model(x).sum().backward()
+        opt.step()
+    assert info.value.event.phase == "backward" and info.value.event.step == 0
+    assert torch.equal(model[0].weight.detach(), before)
+
+
+def _hook_state() -> tuple:
+    return (dict(module_hooks._global_forward_hooks),
+            dict(module_hooks._global_forward_pre_hooks),
+            dict(optim_hooks._global_optimizer_pre_hooks),
+            dict(optim_hooks._global_optimizer_post_hooks),
+            torch.Tensor.backward, torch.autograd.backward,
+            torch.amp.GradScaler.step, torch.utils.data.dataloader._BaseDataLoaderIter._next_index)
+
+
+def test_hooks_and_patches_are_removed_after_an_event_in_a_training_loop():
+    before = _hook_state()
+    model = nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(NonFiniteDetected), Tracer():
+        for step in range(3):
+            x = torch.ones(4, 2) * (float("inf") if step == 2 else 1.0)
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    assert _hook_state() == before
+    model(torch.ones(1, 2)).sum().backward()  # training on afterwards is untouched
+    opt.step()
+
+
+def test_a_forward_event_is_pinned_to_the_op_after_the_inputs_were_released():
+    class Scale(nn.Module):
+        def forward(self, x):
+            return x / x.sum(dim=1, keepdim=True)  # a row summing to 0 divides by 0
+
+    model = nn.Sequential(nn.Linear(2, 2), Scale(), nn.Linear(2, 1))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.tensor([[1.0, 0.0], [-1.0, 0.0]]))
+        model[0].bias.zero_()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    with pytest.raises(NonFiniteDetected) as info, Tracer():
+        model(torch.ones(3, 2)).sum().backward()  # the check runs at the step, after backward
+        opt.step()
+    event = info.value.event
+    assert (event.phase, event.module, event.module_type, event.op) == (
+        "forward", "1", "Scale", "div")
+    assert event.location is not None and event.location.file == __file__
+
+
+def test_dtensor_values_are_read_through_their_local_shard():
+    dist = pytest.importorskip("torch.distributed")
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not built in")
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_module, distribute_tensor
+
+    dist.init_process_group("gloo", rank=0, world_size=1, store=dist.HashStore())
+    try:
+        mesh = init_device_mesh("cpu", (1,))
+        model = distribute_module(nn.Linear(2, 2), mesh)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        tracer = Tracer()
+        with tracer:
+            for _ in range(2):
+                model(distribute_tensor(torch.randn(4, 2), mesh, [Shard(0)])).sum().backward()
+                opt.step()
+                opt.zero_grad()
+        report = tracer.report()
+        assert report.status == "clean" and len(report.history) == 2
+        assert report.frames[-1].outputs[0].shape == [4, 2]
+
+        bad = distribute_tensor(torch.tensor([[1.0, float("nan")]]), mesh, [Shard(0)])
+        with pytest.raises(NonFiniteDetected) as info, Tracer():
+            model(bad)
+        assert info.value.event.phase == "input"
+    finally:
+        dist.destroy_process_group()
