@@ -21,8 +21,9 @@ a record is first read: a warm load does no work per record.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from functools import cache
@@ -33,6 +34,7 @@ from diagnose.records import entry
 from diagnose.records.parse import Parsed
 
 RACY_NS = 2_000_000_000
+_serial = itertools.count()  # temporary file names: unique per process, thread and write
 
 
 def cache_dir() -> Path | None:
@@ -116,9 +118,11 @@ def store(path: Path, st: os.stat_result, data: bytes, read_started_ns: int, par
 
 
 def _write(target: Path, parts: Iterable[bytes]) -> None:
+    """Write a new file next to ``target`` and rename it over ``target`` (never in place)."""
+    tmp = target.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_serial)}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.writelines(parts)

@@ -113,11 +113,15 @@ def _not_records(value: Any) -> str | None:
     return None
 
 
+_WRAPPED = re.compile(rb'"record"\s*:')
+_GUESS_BYTES = 1 << 16
+
+
 def _looks_wrapped(data: bytes) -> bool:
-    """Whether the items are probably wrappers: only a key can be ``"record"`` followed by
-    ``:`` or be spelled with a closing quote right after ``record`` (inside a JSON string the
-    quotes are escaped). A wrong guess only costs speed: the item goes the slow way."""
-    return b'"record"' in data
+    """Whether the items are probably wrappers, from the start of the document: a ``"record"``
+    followed by ``:`` can only be a key (inside a JSON string the quotes are escaped). A wrong
+    guess (a mixed file) only costs speed: the document then goes the slow way."""
+    return _WRAPPED.search(data, 0, _GUESS_BYTES) is not None
 
 
 def _decode_error(data: bytes) -> Finding | None:
