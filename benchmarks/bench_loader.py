@@ -17,31 +17,36 @@ Each time is wall clock with the process CPU time beside it: on a machine shared
 the CPU time is what the load costs, the wall time what this run happened to wait.
 Targets: 100k records under 3 s cold and under 0.3 s warm.
 
-Why this design (measured here, 2 cores, 100k records of 2 KB, CPU seconds; before -> after):
+Why this design (measured here, 2 cores, 100k records of 2 KB; side by side with the previous
+loader in one run at load average 2.8: one JSONL file cold 6.19 -> 2.56 s, warm 0.52 -> 0.072 s;
+1000 JSON files cold 3.83 -> 2.81 s, warm 0.64 -> 0.128 s; CPU seconds below):
 
-* Cold, 3.0-3.1 s -> 2.4-2.6 s. Validation stays one pydantic call per document or per JSON
-  Lines line on the raw bytes (Rust JSON parser and validators; no ``json.loads`` pass, no
-  decoding, no splitting of text). Parsing 196 MB into Python objects alone costs 1.2 s
-  (``TypeAdapter(Any)``, or ``json.loads``): that is the floor. On top of it, the Python
-  callable discriminating wrapper from bare record cost 0.4-0.8 s and is gone (the adapter is
-  picked from the bytes, a wrong guess only takes the slow path); the per-field Python
-  validators (integral floats, unique tags, line order, pattern compiles) are one model
-  validator plus a float-only union branch (-0.35 s); ``messagePattern`` is matched against the
-  compiles-safely recogniser by pydantic's Rust regex engine, Python's ``re`` only outside it
-  (-0.23 s; a property test keeps both recognisers identical). Per-line validation of JSON
-  Lines costs the same as one joined array (1.66 vs 1.80 s) and cannot glue two broken lines
-  into one valid record. Storing the cache: 0.35-0.5 s (tuples of field values, marshal in
-  blocks of 64: one marshal of all rows is 2x slower; pickle 5x).
-* Warm, 0.35 s + 0.1 s per call for models -> 0.06 s. Unmarshalling every record (0.35 s) or
-  unpickling models (0.66 s) cannot meet 0.3 s, so nothing per record is decoded: the entry's
-  header (problems) and five hot columns are, and the rest is memory-mapped and decoded 64
-  records at a time on first read. Building all 100k models from the cache then costs
-  0.6 s with the cyclic GC paused, 1.3 s with it running (a caller iterating everything pays
-  that; ``records.column(...)`` does not).
-* Rejected: orjson/msgspec (not installed; the floor above is object creation, which a faster
-  parser does not remove, and the models must stay pydantic); one cache entry for a whole
-  folder (per-file entries keep a one-file edit cheap, and 1000 files warm cost 0.17 s CPU);
-  BLAKE2 for racy files (SHA-256 with SHA-NI is 2.3x faster here).
+* Cold. Validation is one pydantic call per document or per JSON Lines line on the raw bytes
+  (Rust JSON parser and validators; no ``json.loads`` pass, no decoding to text first).
+  Parsing 196 MB into plain dicts alone costs 0.9 s (``TypeAdapter(dict)``; ``json.loads``
+  1.2 s): that is the floor, and validating into the models now costs 1.36 s. On the way
+  there: the Python callable that told wrapper from bare record cost 0.4-0.8 s and is gone
+  (the adapter is picked from the bytes; a wrong guess only takes the slow path); the
+  per-field Python validators (integral floats, unique tags, line order, pattern compiles)
+  became one model validator plus a union branch that only floats reach (-0.35 s);
+  ``messagePattern`` is matched against the compiles-safely recogniser by pydantic's Rust
+  regex engine, with ``re`` only outside it (-0.23 s; a property test keeps both recognisers
+  identical). Per-line validation costs the same as one joined array (1.66 vs 1.80 s) and
+  cannot glue two broken lines into one valid record. Resuming the GC used to walk all new
+  records at once (0.4 s); they now go straight to the oldest generation (``loader._no_gc``).
+  Storing the cache: 0.3-0.45 s (model field dicts, marshal in blocks of 64: one marshal of
+  everything is 2x slower, pickle 5x). With many small files each entry's file creation adds
+  0.3-0.4 ms (ext4), 0.3-0.4 s for 1000 files.
+* Warm, 0.52 s -> 0.06 s. Unmarshalling every record (0.35 s) or unpickling models (0.66 s)
+  cannot meet 0.3 s, so nothing per record is decoded: the entry's header (the problems) and
+  five hot columns are; the rest is memory-mapped and decoded 64 records at a time on first
+  read. Building all 100k models from the cache then costs 0.75 s (iteration builds ahead in
+  doubling chunks with the GC paused; block by block with the GC running it was 1.3 s): a
+  caller that iterates every record pays that, ``records.column(...)`` does not.
+* Rejected: orjson / msgspec (not installed; the floor above is object creation, which a
+  faster parser does not remove, and the models must stay pydantic); one cache entry for a
+  whole folder (per-file entries keep a one-file edit cheap); BLAKE2 for racy files (SHA-256
+  with SHA-NI is 2.3x faster here); pydantic's string cache (no gain on distinct values).
 """
 
 from __future__ import annotations

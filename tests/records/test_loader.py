@@ -269,3 +269,13 @@ def test_loading_leaves_the_gc_as_it_found_it(tmp_path):
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_record_shaped_text_inside_values_does_not_confuse_the_shape(tmp_path):
+    tricky = {"tags": ["record"], "sourceCode": 'x = {"record": 1}'}
+    array = write_json(tmp_path / "a.json", [record(1, **tricky), record(2)])
+    jsonl = write_jsonl(tmp_path / "b.jsonl", [record(3, **tricky), wrapper(4, **tricky)])
+    result = load_records(array, jsonl)
+    assert result.ok, lines(result)
+    assert [int(r.id, 16) for r in result.records] == [1, 2, 3, 4]
+    assert result.records[0].tags == ["record"]
