@@ -147,8 +147,8 @@ def _slow_line(out: Parsed, line: bytes, n: int) -> None:
 def _json_lines(out: Parsed, data: bytes, whole: bytes) -> None:
     """JSON Lines: each line validated in one pydantic call; failing lines the slow way.
 
-    ``whole`` is the file's bytes (``data`` without a byte order mark): when a line fails, it
-    is checked once for UTF-8, since a file that is not UTF-8 is reported as a whole.
+    ``whole`` is the whole file (``data`` is it without a byte order mark). When a line fails,
+    the file is checked once for UTF-8: a file that is not UTF-8 is reported as a whole.
     """
     wrapper, record = _WRAPPER.validate_json, _RECORD.validate_json
     records, where = out.records, out.where
