@@ -275,7 +275,9 @@ class Tracer:
                         ins.append((name, u.dtype, u.shape, slot(u)))
         rec.args, rec.kwargs = args, kwargs
         self._recs.append(rec)
-        if hook_on is not None and self.backward:
+        if hook_on is not None and self.backward and not module._parameters:
+            # Modules owning parameters are not hooked: a non-finite gradient reaching their
+            # output shows in their parameters' gradients, read at the step anyway.
             node = hook_on.grad_fn
             if node is not None:
                 # A prehook on the autograd node is cheaper than Tensor.register_hook and
@@ -817,8 +819,20 @@ class Tracer:
 
     def _param_event(self, rec: _Rec) -> Event:
         owners = self._param_owners()
-        idx = next(i for i, (lo, hi) in enumerate(rec.values)
-                   if not (math.isfinite(lo) and math.isfinite(hi)))
+        bad = [i for i, (lo, hi) in enumerate(rec.values)
+               if not (math.isfinite(lo) and math.isfinite(hi))]
+        idx = bad[0]
+        if rec.kind == "pgrad":
+            # Backward runs the forward in reverse: of the modules with a non-finite
+            # gradient, the one whose forward ran last is where backward met it first.
+            last_call = {id(r.module): r.call for r in getattr(self, "_window_calls", ())}
+
+            def ran_at(i: int) -> int:
+                owner = rec.target[i]
+                module = owners.get(id(owner), (None, None, None))[2]
+                return last_call.get(id(module), -1)
+
+            idx = max(bad, key=ran_at)
         owner = rec.target[idx]
         key = None
         if isinstance(owner, tuple):
