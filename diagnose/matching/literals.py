@@ -53,6 +53,7 @@ _GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 _CASE_FLAG = re.compile(r"\(\?[aiLmsux-]*i")  # (?i) or (?i:...): case-insensitive somewhere
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _ATOM_MATCHERS: dict[str, re.Pattern[str] | None] = {}  # atom source -> one-character matcher
+_DELIMITED: dict[tuple[str, str, str], bool] = {}  # (atom, character before, after) -> fenced
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,14 @@ def _delimited(atom: str, previous: str, after: str) -> bool:
     """
     if not previous or not after:
         return False
+    key = (atom, previous, after)
+    known = _DELIMITED.get(key)
+    if known is None:
+        known = _DELIMITED[key] = _fenced(atom, previous, after)
+    return known
+
+
+def _fenced(atom: str, previous: str, after: str) -> bool:
     if len(atom) == 1:
         source = _UNMASK_ESCAPED.get(ord(atom)) or re.escape(atom)
     elif atom[0] == "[" and "-" not in atom:  # unmasked \- inside a class would be a range

@@ -6,6 +6,9 @@ rapidfuzz compares two short strings in about a microsecond, but 100k of them pe
 
 Building must stay cheap at 100k records (the whole matcher index has a 2 s budget), so:
 
+- the word index (~1 s CPU at 100k on a loaded 2-core machine) is built by the first query
+  that reaches the fuzzy stage: most queries are answered by a pattern and never need it;
+
 - the index words come from :func:`normalize.index_words` (lowercase words of the raw
   message, one ``findall``), not from the full normaliser, which costs ~25 us a message;
 - a record's normalised text, needed only for the rapidfuzz comparison, is computed when the
@@ -57,8 +60,12 @@ class SimilarityIndex:
         self._postings: dict[str, list[int]] | None = None
         self._sets: dict[str, frozenset[int]] = {}  # posting sets of common words, on demand
         self._idf: dict[str, float] = {}
-        if len(texts) >= BRUTE_FORCE_BELOW:
-            self._build_postings()
+        self._indexed = len(texts) >= BRUTE_FORCE_BELOW  # else: compare every record
+
+    @property
+    def built(self) -> bool:
+        """Whether the word index exists yet (it is built by the first query that needs it)."""
+        return self._postings is not None
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -91,9 +98,11 @@ class SimilarityIndex:
         normalized = normalize(query)
         if not normalized:
             return []
-        if self._postings is None:
+        if not self._indexed:
             ids: Sequence[int] = range(len(self._raw))
         else:
+            if self._postings is None:
+                self._build_postings()
             ids = self._candidates(query)
         qwords = frozenset(tokens(normalized))
         scored = []
