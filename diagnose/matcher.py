@@ -25,8 +25,10 @@ imports torch.
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,10 +105,11 @@ class Matcher:
     def __init__(self, records: Iterable[Any], *, threshold: float = DEFAULT_THRESHOLD) -> None:
         self.records: list[Any] = list(records)
         self.threshold = threshold
-        self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
-        self._similar = SimilarityIndex(
-            [field_of(r, "errorMessage") or "" for r in self.records], prepare=_record_text
-        )
+        with _collector_paused():
+            self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
+            self._similar = SimilarityIndex(
+                [field_of(r, "errorMessage") or "" for r in self.records], prepare=_record_text
+            )
 
     @property
     def problems(self) -> list[tuple[Any, str]]:
@@ -181,6 +184,24 @@ class Matcher:
                 best[i] = (adjusted, match)
         ranked = sorted(best.values(), key=lambda pair: -pair[0])
         return [m for _adj, m in ranked[:want]]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the indexes are built.
+
+    Building allocates about a million small lists, tuples and strings, none of them in a
+    reference cycle; the collector would still walk the growing heap again and again
+    (~0.3-0.6 s of a ~2 s build at 100k records). Reference counting frees them as usual.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _record_text(message: str) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import re._constants as sre_c
 import re._parser as sre_parse
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MIN_LITERAL = 3  # shorter literals would make almost every line a candidate
 
@@ -53,11 +53,11 @@ _GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 _CASE_FLAG = re.compile(r"\(\?[aiLmsux-]*i")  # (?i) or (?i:...): case-insensitive somewhere
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _ATOM_MATCHERS: dict[str, re.Pattern[str] | None] = {}  # atom source -> one-character matcher
+_UNBOUNDED_MARKS: dict[str, int | None] = {"*": None, "+": None}  # "?" repeats at most once
 _DELIMITED: dict[tuple[str, str, str], bool] = {}  # (atom, character before, after) -> fenced
 
 
-@dataclass(frozen=True, slots=True)
-class PatternInfo:
+class PatternInfo(NamedTuple):
     """What the index needs to know about one pattern."""
 
     literal: str | None  # longest required literal, lowercased; None: check on every line
@@ -99,9 +99,9 @@ def _analyze_fast(pattern: str) -> PatternInfo:
     """Literal and risk from one ``split``; raises :class:`_Fallback` on syntax it skips."""
     if "\\\\" in pattern:
         raise _Fallback
-    masked = pattern
+    masked = pattern.replace("\\ ", " ")  # re.escape's escaped spaces, the most common
     if "\\" in masked:
-        for ch in {part[:1] for part in pattern.split("\\")[1:]}:
+        for ch in {part[:1] for part in masked.split("\\")[1:]}:
             stand_in = _MASKS.get(ch)
             if stand_in is not None:
                 masked = masked.replace("\\" + ch, stand_in)
@@ -124,7 +124,7 @@ def _analyze_fast(pattern: str) -> PatternInfo:
                 previous = items[k - 3][-1:]
             else:
                 continue  # the lazy/possessive mark of the quantifier before
-            _low, high = _bounds(sep)
+            high = _UNBOUNDED_MARKS.get(first, 1) if first != "{" else _bounds(sep)[1]
             if atom[0] == "(" and len(atom) > 1:
                 risky = risky or high is None or high > 1  # a repeated group: (a+)+
             elif high is None:

@@ -35,7 +35,9 @@ except ImportError:  # pragma: no cover - exercised only where regex is absent
     _regex_engine = None
 
 _WORD = re.compile(r"\w+")
-_INNER_WORD = re.compile(r"(?<=\W)\w+(?=\W)")  # a whole word: non-word characters around it
+# inside a literal, the pieces between runs of non-word characters, except the first and the
+# last (which may continue in the text), are whole words of any text containing the literal
+_NON_WORD = re.compile(r"\W+")
 RISKY_TIMEOUT_S = 0.02  # one risky pattern on one line
 MATCH_DEADLINE_S = 0.25  # all candidate patterns of one match together
 
@@ -77,17 +79,19 @@ class PatternIndex:
         # is kept for the few literals without a whole word inside.
         self._literals: list[str] = list(by_literal)
         self._groups: list[list[int]] = list(by_literal.values())
-        words_of = [_INNER_WORD.findall(literal) for literal in self._literals]
+        words_of = [_NON_WORD.split(literal)[1:-1] for literal in self._literals]
         counts: dict[str, int] = {}
         for words in words_of:
             for word in words:
                 counts[word] = counts.get(word, 0) + 1
+        counts.pop("", None)  # between two adjacent non-word characters
         self._by_word: dict[str, list[int]] = {}
         self._automaton = ahocorasick.Automaton()
         in_automaton = 0
         for g, words in enumerate(words_of):
+            words = [w for w in words if w]
             if words:
-                word = min(words, key=lambda w: (counts[w], -len(w)))
+                word = min(words, key=counts.__getitem__)
                 self._by_word.setdefault(word, []).append(g)
             else:
                 self._automaton.add_word(self._literals[g], g)

@@ -28,6 +28,7 @@ and rejected: its partial matching scores unrelated messages 0.85 on shared shor
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from collections.abc import Callable, Sequence
@@ -71,6 +72,16 @@ class SimilarityIndex:
         return len(self._raw)
 
     def _build_postings(self) -> None:
+        # ~a million small objects, no cycles: the cyclic collector would only walk them
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._fill_postings()
+        finally:
+            if paused:
+                gc.enable()
+
+    def _fill_postings(self) -> None:
         postings: dict[str, list[int]] = {}
         get = postings.get
         for i, text in enumerate(self._raw):
