@@ -35,6 +35,7 @@ MIN_LITERAL = 3  # shorter literals would make almost every line a candidate
 # (turned back by _UNMASK). Patterns with an escaped backslash skip this (the parser reads them).
 _MASKS = {c: c for c in "-&~#,:;'\"<>=!@%/ \t"}
 _MASKS.update({c: chr(0xE000 + k) for k, c in enumerate(".()[]{}?*+|^$")})
+_FIRST_STAND_IN = chr(0xE000)
 _UNMASK = {0xE000 + k: c for k, c in enumerate(".()[]{}?*+|^$")}
 _UNMASK_ESCAPED = {0xE000 + k: f"\\{c}" for k, c in enumerate(".()[]{}?*+|^$")}
 # Every alternative starts with a literal character, so the regex engine skips the plain text
@@ -149,7 +150,10 @@ def _analyze_fast(pattern: str) -> PatternInfo:
             raise _Fallback  # top-level alternation, or brackets that do not pair up
     best = max(items[::2], key=len)
     risky = risky or _too_many(unbounded, dot_unbounded)
-    return PatternInfo(_best([best.translate(_UNMASK)]), risky)
+    if best and max(best) >= _FIRST_STAND_IN:
+        best = best.translate(_UNMASK)
+    best = best.lower()
+    return PatternInfo(best if len(best.strip()) >= MIN_LITERAL else None, risky)
 
 
 def _delimited(atom: str, previous: str, after: str) -> bool:
