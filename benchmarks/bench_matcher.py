@@ -40,9 +40,12 @@ fixed Python loop ran ~3x slower than usual):
   records are no longer normalised at build time at all: the word index reads lowercase
   words of the raw message (~6 us), and a record's normalised text is computed the first
   time it is a candidate;
-- the backtracking-risk judgement now ignores an unbounded quantifier fenced by literal
-  characters it cannot match (``\\(\\d+x``), which took a third of the synthetic patterns
-  (and ``mat1 and mat2 ... \\(\\d+x\\d+ and \\d+x\\d+\\)``) off the slow ``regex`` engine.
+- Python's cyclic garbage collector walked the growing heap again and again while ~a
+  million acyclic objects were created (~0.3-0.6 s): it is paused during the build;
+- the backtracking-risk judgement now ignores an unbounded quantifier fenced on both sides
+  by literal characters it cannot match (``\\(\\d+x``), which took a third of the
+  synthetic patterns (and ``mat1 and mat2 ... \\(\\d+x\\d+ and \\d+x\\d+\\)``) off the
+  slow ``regex`` engine (compiling a pattern there costs ~600 us, ~4x ``re``).
 Per query: patterns are compiled on first candidacy and kept (``re.compile`` is ~100-250 us
 each, 10-26 s for 100k up front; ``re``'s own cache holds only 512); the fuzzy stage visits
 at most 2,000 postings (rarest words first, common words only re-score a shortlist); and

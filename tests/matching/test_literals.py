@@ -16,7 +16,8 @@ from diagnose.matching.literals import analyze
 @pytest.mark.parametrize(
     ("pattern", "literal"),
     [
-        (r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB", "cuda out of memory. tried to allocate "),
+        (r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
+         "cuda out of memory. tried to allocate "),
         (r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
          "mat1 and mat2 shapes cannot be multiplied ("),
         (r"found at least two devices, (?:cuda|cpu)(?::\d+)? and (?:cuda|cpu)",
