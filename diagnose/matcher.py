@@ -25,13 +25,12 @@ imports torch.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagnose.matching.gcpause import collector_paused
 from diagnose.matching.logtext import ErrorLine, extract_error_lines, split_class
 from diagnose.matching.normalize import class_relation, normalize, short_class
 from diagnose.matching.patterns import MATCH_DEADLINE_S, PatternIndex
@@ -111,7 +110,7 @@ class Matcher:
     def __init__(self, records: Iterable[Any], *, threshold: float = DEFAULT_THRESHOLD) -> None:
         self.records: list[Any] = list(records)
         self.threshold = threshold
-        with _collector_paused():
+        with collector_paused():
             self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
             self._similar = SimilarityIndex(
                 [field_of(r, "errorMessage") or "" for r in self.records], prepare=_record_text
@@ -190,24 +189,6 @@ class Matcher:
                 best[i] = (adjusted, match)
         ranked = sorted(best.values(), key=lambda pair: -pair[0])
         return [m for _adj, m in ranked[:want]]
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while the indexes are built.
-
-    Building allocates about a million small lists, tuples and strings, none of them in a
-    reference cycle; the collector would still walk the growing heap again and again
-    (~0.3-0.6 s of a ~2 s build at 100k records). Reference counting frees them as usual.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _record_text(message: str) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 
 import ahocorasick
 
+from diagnose.matching.gcpause import collector_paused
 from diagnose.matching.literals import analyze
 
 try:  # optional: gives risky patterns a time budget
@@ -55,6 +56,10 @@ class PatternIndex:
     """Index of regex patterns (``None`` entries are allowed: records without a pattern)."""
 
     def __init__(self, patterns: Sequence[str | None]) -> None:
+        with collector_paused():
+            self._build(patterns)
+
+    def _build(self, patterns: Sequence[str | None]) -> None:
         self._patterns = list(patterns)
         self._compiled: dict[int, Any] = {}  # index -> compiled pattern, or None if skipped
         self._risky: set[int] = set()

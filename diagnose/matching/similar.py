@@ -28,13 +28,13 @@ and rejected: its partial matching scores unrelated messages 0.85 on shared shor
 
 from __future__ import annotations
 
-import gc
 import heapq
 import math
 from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
 
+from diagnose.matching.gcpause import collector_paused
 from diagnose.matching.normalize import index_words, normalize, tokens
 
 BRUTE_FORCE_BELOW = 500  # compare every record when there are fewer
@@ -72,14 +72,8 @@ class SimilarityIndex:
         return len(self._raw)
 
     def _build_postings(self) -> None:
-        # ~a million small objects, no cycles: the cyclic collector would only walk them
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             self._fill_postings()
-        finally:
-            if paused:
-                gc.enable()
 
     def _fill_postings(self) -> None:
         postings: dict[str, list[int]] = {}
