@@ -74,6 +74,7 @@ class Runner:
         self.times: list[float] = []
         self.tracer: diagnose.Tracer | None = None
         self.steps = 0
+        self.syncs = 0
         self.peak = 0
         if name == "DebugUnderflowOverflow":
             from transformers.debug_utils import DebugUnderflowOverflow
@@ -99,9 +100,10 @@ class Runner:
                 self.opt.zero_grad(set_to_none=True)
                 sync()
                 self.times.append(time.perf_counter() - start)
-        if self.tracer is not None:
+            in_loop = self.tracer.syncs if self.tracer is not None else 0
+        if self.tracer is not None:  # host reads in the loop; the one at exit is not a step's
             self.steps += steps
-            self.syncs = getattr(self, "syncs", 0) + self.tracer.syncs
+            self.syncs += in_loop
 
 
 WATCHERS = ["none", "diagnose.Tracer", "DebugUnderflowOverflow", "detect_anomaly"]
@@ -120,6 +122,7 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> 
     for r in runners:  # warm up
         r.run(2, sync)
         r.times.clear()
+        r.steps = r.syncs = 0
     for _ in range(rounds):
         for r in runners:
             if cuda:
@@ -149,9 +152,8 @@ def memory_child(model_key: str, watcher: str, steps: int) -> None:
     torch.manual_seed(0)
     model, loss_fn = BUILDERS[model_key][1]()
     runner = Runner(watcher, model, loss_fn)
-    if watcher == "diagnose.Tracer":
-        with diagnose.Tracer():  # imports and installs once: code, not training memory
-            pass
+    with diagnose.Tracer():  # every variant imports and installs it once: code, not training
+        pass
     before = _rss_bytes()
     runner.run(steps, lambda: None)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
@@ -160,11 +162,14 @@ def memory_child(model_key: str, watcher: str, steps: int) -> None:
 
 def memory_overhead(model_key: str, steps: int) -> str:
     """Peak RSS growth of a traced run over an untraced one, each in its own process."""
-    growth = {}
-    for watcher in ("none", "diagnose.Tracer"):
-        out = subprocess.run([sys.executable, __file__, "--memory-child", model_key, watcher,
-                              str(steps)], capture_output=True, text=True, check=True).stdout
-        growth[watcher] = json.loads(out.strip().splitlines()[-1])["growth"]
+    runs: dict[str, list[int]] = {"none": [], "diagnose.Tracer": []}
+    for _ in range(3):  # RSS moves with the allocator's caching: interleave, take medians
+        for watcher in runs:
+            out = subprocess.run([sys.executable, __file__, "--memory-child", model_key,
+                                  watcher, str(steps)], capture_output=True, text=True,
+                                 check=True).stdout
+            runs[watcher].append(json.loads(out.strip().splitlines()[-1])["growth"])
+    growth = {w: statistics.median(v) for w, v in runs.items()}
     base, traced = growth["none"], growth["diagnose.Tracer"]
     return (f"  peak RSS growth: untraced {base / 2**20:.1f} MiB, traced {traced / 2**20:.1f} MiB"
             f"  (+{(traced / base - 1) * 100:.1f}%)")

@@ -1,14 +1,19 @@
 """The Tracer: global hooks that watch every module, loss and optimizer step for inf/nan.
 
-Cost model (measured, see benchmarks/bench_tracer.py): each hook call does only
-``torch.aminmax`` on its float tensors and appends the device result to a list; nothing is
-read back to the host until a check. Checks run at ``backward()`` entry (forward, loss)
-and at the optimizer step pre-hook (gradients, last step's weights and optimizer state):
-all values of the window are stacked and read in one transfer, scanned in order, and the
-first non-finite one is turned into an event. Because the per-call minima and maxima of the
-whole window are kept, the first producer is found by looking back, then pinned down to a
-torch op and a line by replaying only that module call (or, for a hand-written loss, from
-the ops recorded between the model's forward and ``backward()``).
+Cost model (measured, see benchmarks/bench_tracer.py): each module call does only
+``torch.aminmax`` on its new float tensors and appends the device result to a list; modules
+without parameters also get an autograd-node prehook doing the same for the gradient of
+their output (a parameter-owning module's gradients are read at the step instead). Nothing
+is read back to the host until the step's single check, at the optimizer step pre-hook
+(a GradScaler-skipped step, the next root forward of a loop without an optimizer, or the
+tracer's exit): the window's values and one stacked foreach norm of the parameter gradients
+are read in one transfer, scanned in order, and the first non-finite one becomes an event,
+before the update lands. When backward starts, module inputs are released (only the root
+call's inputs and RNG state are kept), so the tracer does not hold activations past their
+use. At an event the first producer is found by looking back over the window, then pinned
+down to a torch op and a line by re-running the root forward to that module call and
+replaying it op by op (or, for a hand-written loss, from the ops recorded between the
+model's forward and ``backward()``).
 """
 
 from __future__ import annotations
