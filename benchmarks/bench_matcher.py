@@ -48,7 +48,9 @@ fixed Python loop ran ~3x slower than usual):
   slow ``regex`` engine (compiling a pattern there costs ~600 us, ~4x ``re``).
 Per query: patterns are compiled on first candidacy and kept (``re.compile`` is ~100-250 us
 each, 10-26 s for 100k up front; ``re``'s own cache holds only 512); the fuzzy stage visits
-at most 2,000 postings (rarest words first, common words only re-score a shortlist); and
+at most 600 postings (rarest words first; the three rarest of the other words re-score a
+48-record shortlist by bisection -- sets of common words' postings cost ~1 ms each to
+build, re-scoring with every common word ~0.2 ms a query); and
 it runs only for error lines no pattern matched -- a pattern match identifies the error,
 which is also what makes the common case fast. Not done: persisting the literals next to
 the loader's cache (it would only help warm builds).
