@@ -49,6 +49,9 @@ _SEPARATOR = re.compile(
     re.DOTALL,
 )
 _CLASS_ESCAPES = frozenset("dDwWsS")
+_MODELLED_ESCAPES = frozenset("dDwWsSbBAZ")
+_UNMODELLED = frozenset({"|", ")", "[", "("})  # separators that send a pattern to the parser
+_VERBOSE = re.compile(r"\(\?[aiLmsu]*x[aiLmsux]*\)")
 _ZERO_WIDTH_ESCAPES = frozenset("bBAZ")
 _GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 _CASE_FLAG = re.compile(r"\(\?[aiLmsux-]*i")  # (?i) or (?i:...): case-insensitive somewhere
@@ -90,6 +93,45 @@ def analyze(pattern: str) -> PatternInfo:
     return PatternInfo(_best(runs), _risky_parsed(list(parsed), depth_unbounded=0))
 
 
+def required_literal(pattern: str) -> str | None:
+    """Just the literal of :func:`analyze` (the same value), with less work per pattern.
+
+    The index needs every pattern's literal when it is built, but a pattern's risk only when
+    the pattern is first run, so building reads the literal alone.
+    """
+    if "\\\\" not in pattern:
+        masked = pattern.replace("\\ ", " ")
+        if "\\" in masked:
+            masked = _mask(masked)
+        items = _SEPARATOR.split(masked)
+        seps = set(items[1::2])
+        if not seps & _UNMODELLED and not any(
+            sep[0] == "\\" and sep[1].isalnum() and sep[1] not in _MODELLED_ESCAPES
+            for sep in seps
+        ) and not ("(?" in pattern and _VERBOSE.search(pattern)):
+            for k in range(1, len(items), 2):
+                if items[k][0] in "*+?{":
+                    items[k - 1] = items[k - 1][:-1]
+            return _finish(max(items[::2], key=len))
+    return analyze(pattern).literal
+
+
+def _mask(masked: str) -> str:
+    """Replace each escaped character that stands for itself by one character (_MASKS)."""
+    for ch in {part[:1] for part in masked.split("\\")[1:]}:
+        stand_in = _MASKS.get(ch)
+        if stand_in is not None:
+            masked = masked.replace("\\" + ch, stand_in)
+    return masked
+
+
+def _finish(best: str) -> str | None:
+    if best and max(best) >= _FIRST_STAND_IN:
+        best = best.translate(_UNMASK)
+    best = best.lower()
+    return best if len(best.strip()) >= MIN_LITERAL else None
+
+
 def _best(runs: list[str]) -> str | None:
     best = max(runs, key=len, default="")
     best = best.lower()
@@ -102,10 +144,7 @@ def _analyze_fast(pattern: str) -> PatternInfo:
         raise _Fallback
     masked = pattern.replace("\\ ", " ")  # re.escape's escaped spaces, the most common
     if "\\" in masked:
-        for ch in {part[:1] for part in masked.split("\\")[1:]}:
-            stand_in = _MASKS.get(ch)
-            if stand_in is not None:
-                masked = masked.replace("\\" + ch, stand_in)
+        masked = _mask(masked)
     ignore_case = "(?" in pattern and _CASE_FLAG.search(pattern) is not None
     items = _SEPARATOR.split(masked)  # text, separator, text, ..., text
     unbounded = 0
@@ -150,10 +189,7 @@ def _analyze_fast(pattern: str) -> PatternInfo:
             raise _Fallback  # top-level alternation, or brackets that do not pair up
     best = max(items[::2], key=len)
     risky = risky or _too_many(unbounded, dot_unbounded)
-    if best and max(best) >= _FIRST_STAND_IN:
-        best = best.translate(_UNMASK)
-    best = best.lower()
-    return PatternInfo(best if len(best.strip()) >= MIN_LITERAL else None, risky)
+    return PatternInfo(_finish(best), risky)
 
 
 def _delimited(atom: str, previous: str, after: str) -> bool:

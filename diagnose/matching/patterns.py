@@ -1,7 +1,8 @@
 """Run many ``messagePattern`` regexes on a few lines, fast and with bounded work.
 
-Each pattern's longest required literal (lowercased) is found by :func:`literals.analyze`;
-the rarest whole word inside it keys a dict, so the words of a lowercased line lead to the
+Each pattern's longest required literal (lowercased) is read by
+:func:`literals.required_literal` when the index is built (its backtracking risk only when the
+pattern is first compiled); the rarest whole word inside it keys a dict, so the words of a lowercased line lead to the
 few literals that may occur in it, each checked with ``in``: only patterns whose literal is
 in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
 automaton; patterns without a usable literal go on a short always-check list.
@@ -28,7 +29,7 @@ from typing import Any
 import ahocorasick
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.literals import analyze
+from diagnose.matching.literals import analyze, required_literal
 
 try:  # optional: gives risky patterns a time budget
     import regex as _regex_engine
@@ -62,7 +63,7 @@ class PatternIndex:
     def _build(self, patterns: Sequence[str | None]) -> None:
         self._patterns = list(patterns)
         self._compiled: dict[int, Any] = {}  # index -> compiled pattern, or None if skipped
-        self._risky: set[int] = set()
+        self._risky: set[int] = set()  # filled as patterns are first compiled
         self.problems: dict[int, str] = {}  # index -> why the pattern is not used
         self.always: list[int] = []  # patterns with no usable literal: tried on every line
         self.timeouts: set[int] = set()  # patterns that ran out of time at least once
@@ -70,13 +71,11 @@ class PatternIndex:
         for i, pattern in enumerate(self._patterns):
             if not pattern:
                 continue
-            info = analyze(pattern)
-            if info.risky:
-                self._risky.add(i)
-            if info.literal is None:
+            literal = required_literal(pattern)  # the risk is judged on first use
+            if literal is None:
                 self.always.append(i)
             else:
-                by_literal.setdefault(info.literal, []).append(i)
+                by_literal.setdefault(literal, []).append(i)
         # one group per distinct literal; each group is reached through the rarest whole word
         # inside its literal (a dict lookup per word of the line), and only then is the whole
         # literal checked with `in`. An Aho-Corasick automaton over all literals did the same
@@ -157,6 +156,8 @@ class PatternIndex:
             return self._compiled[i]
         pattern = self._patterns[i]
         compiled: Any = None
+        if analyze(pattern).risky:
+            self._risky.add(i)
         try:
             checked = re.compile(pattern)  # the dataset's contract: Python `re` syntax
             if i not in self._risky:
