@@ -3,7 +3,8 @@
 Run: ``.venv/bin/python benchmarks/bench_matcher.py [--records 100000] [--queries 300]``
 
 What is measured (printed as a table, each target with MET / NOT MET):
-- build: ``Matcher(records)`` (pattern prefilter + similarity index), target < 2 s at 100k;
+- build: ``Matcher(records)`` (pattern prefilter; the similarity word index is built by the
+  first query that needs it and timed apart), median of ``--builds``, target < 2 s at 100k;
 - one ``match()`` (median and p90 over queries aimed at different records, so each includes
   compiling its candidate patterns the first time, as in a fresh CLI run), target < 1 ms;
   split by queries a pattern matched / queries only the similarity stage answers (one in
@@ -190,6 +191,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--naive-every", type=int, default=10, help="naive loop on every Nth query")
     ap.add_argument("--alt-size", type=int, default=2_000)
+    ap.add_argument("--builds", type=int, default=3, help="builds timed (median reported)")
     opts = ap.parse_args()
     rng = random.Random(1)
     print(f"start: {load()}; reference loop {reference_loop() * 1e3:.0f} ms")
@@ -201,7 +203,11 @@ def main() -> None:
     _, t_patterns, c_patterns = timed_both(PatternIndex, patterns)
     similar = SimilarityIndex([r.errorMessage for r in records])
     _, t_similar, c_similar = timed_both(similar.nearest, "warm up the word index", 1)
-    matcher, t_build, c_build = timed_both(Matcher, records)
+    builds = [timed_both(Matcher, records) for _ in range(opts.builds)]
+    matcher = builds[-1][0]
+    t_build = statistics.median(b[1] for b in builds)
+    c_build = statistics.median(b[2] for b in builds)
+    t_build_min = min(b[1] for b in builds)
 
     # queries: new messages for random records (different hole values); one in ten with a
     # word changed (the pattern no longer fits: only similarity can find the record); one in
@@ -262,8 +268,8 @@ def main() -> None:
     p90 = sorted(times)[int(0.9 * len(times))]
     hit_times = [t for t, hit in zip(times, kinds, strict=True) if hit]
     miss_times = [t for t, hit in zip(times, kinds, strict=True) if not hit]
-    print(f"build Matcher({len(records):,})          {t_build:8.3f} s   (CPU {c_build:.3f} s; "
-          f"target < 2 s: {verdict(t_build < 2)})")
+    print(f"build Matcher({len(records):,}): median {t_build:8.3f} s   (of {len(builds)}; fastest "
+          f"{t_build_min:.3f} s; CPU {c_build:.3f} s; target < 2 s: {verdict(t_build < 2)})")
     print(f"  pattern prefilter alone          {t_patterns:8.3f} s   (CPU {c_patterns:.3f} s)")
     print(f"  similarity word index alone      {t_similar:8.3f} s   (CPU {c_similar:.3f} s; "
           "built by the first query that needs it, not in the build)")
