@@ -2,18 +2,19 @@
 
 ``torch.nn.utils.clip_grad_norm_`` is usually reached as an attribute, but a script (or a
 library) may have done ``from torch.nn.utils import clip_grad_norm_`` before the capture
-started. So the function is wrapped in ``torch.nn.utils.clip_grad`` and every module-level
-name in ``sys.modules`` bound to the same function object is pointed at the wrapper too (all
-restored on uninstall). Under an enabled GradScaler, the per-optimizer stage the scaler keeps
-tells whether ``scaler.unscale_(optimizer)`` ran before the clip in this step, without a sync.
+started. So the function is wrapped in ``torch.nn.utils.clip_grad`` and the module-level names
+bound to the same function object (``torch.nn.utils`` itself, and the script's own bindings;
+see ``aliases``) are pointed at the wrapper too (all restored on uninstall). Under an enabled
+GradScaler, the per-optimizer stage the scaler keeps tells whether ``scaler.unscale_(optimizer)``
+ran before the clip in this step, without a sync.
 """
 
 from __future__ import annotations
 
-import sys
 from types import ModuleType
 from typing import Any
 
+from diagnose.capture.aliases import find_bindings
 from diagnose.capture.patching import ErrorLog, Patcher
 from diagnose.capture.precision import ScalerWatcher
 from diagnose.capture.values import json_safe, to_float
@@ -42,7 +43,7 @@ class ClipWatcher:
     def install(self, patcher: Patcher) -> None:
         import torch.nn.utils.clip_grad as clip_grad
 
-        wrappers: dict[int, Any] = {}
+        wrappers: dict[int, tuple[Any, Any]] = {}
         for name, kind in _FUNCTIONS.items():
             original = vars(clip_grad).get(name)
             if original is None:
@@ -114,19 +115,12 @@ class ClipWatcher:
 
 
 def _rebind_aliases(
-    patcher: Patcher, wrappers: dict[int, Any], skip: ModuleType, errors: ErrorLog
+    patcher: Patcher, wrappers: dict[int, tuple[Any, Any]], skip: ModuleType, errors: ErrorLog
 ) -> None:
-    """Point every module-level binding of an original clip function at its wrapper."""
-    for module in list(sys.modules.values()):
-        if module is skip:
-            continue
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
-            continue
+    """Point the module-level bindings of the original clip functions at their wrappers."""
+    originals = [original for original, _ in wrappers.values()]
+    for module, name, original in find_bindings(originals, _FUNCTIONS, skip=(skip,)):
         try:
-            hits = [(name, value) for name, value in list(namespace.items())
-                    if id(value) in wrappers and wrappers[id(value)][0] is value]
-            for name, value in hits:
-                patcher.alias(module, name, wrappers[id(value)][1])
+            patcher.alias(module, name, wrappers[id(original)][1])
         except Exception as exc:
-            errors.record(f"rebind clip functions in {getattr(module, '__name__', '?')}", exc)
+            errors.record(f"rebind {name} in {getattr(module, '__name__', '?')}", exc)
