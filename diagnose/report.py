@@ -11,7 +11,14 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 REPORT_VERSION = 1
 
@@ -48,6 +55,24 @@ class TensorStats(_Model):
         None, description="dtype's largest finite value / abs_max; < 2 is flagged near_limit."
     )
     near_limit: bool = False
+    min: float | None = Field(
+        None, description="Smallest finite signed value (tells log/sqrt of a negative from 0)."
+    )
+    max: float | None = Field(None, description="Largest finite signed value.")
+    zeros: int | None = Field(
+        None, description="Count of elements exactly 0; None when not counted."
+    )
+
+    @field_validator("min", "max", "zeros", mode="before")
+    @classmethod
+    def _unknown_if_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # Added after version 1 shipped: a report from another tool that puts something else
+        # under these keys still loads, with the value unknown.
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if info.field_name == "zeros" and not float(value).is_integer():
+            return None
+        return value
 
     @property
     def finite(self) -> bool:
@@ -110,6 +135,13 @@ class Event(_Model):
     )
     exception_type: str | None = None
     traceback: str | None = None
+    ignore_index: int | None = Field(
+        None, description="ignore_index of the cross-entropy / nll_loss op that produced it."
+    )
+    targets_total: int | None = Field(None, description="Targets fed to that loss op.")
+    targets_ignored: int | None = Field(
+        None, description="Of those, how many equal ignore_index (all: a mean over nothing)."
+    )
 
 
 class ScriptInfo(_Model):

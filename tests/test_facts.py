@@ -219,3 +219,32 @@ def test_numbers_are_formatted_as_people_write_them():
     assert [fmt(x) for x in (63000.0, 0.001, 1000.0, 12.5, 1e-8, 0.0, None)] == [
         "6.3e4", "0.001", "1000", "12.5", "1e-8", "0", "?"
     ]
+
+
+def test_zero_counts_and_signed_bounds_tell_zero_from_negative_inputs():
+    log_of_zero = facts_of(event={"op": "log", "op_inputs": [
+        {"name": "input[0]", "abs_min": 0.25, "abs_max": 1.0, "min": 0.0, "max": 1.0, "zeros": 3}]})
+    assert log_of_zero["op_input.has_zero"] is True
+    assert log_of_zero["op_input.has_negative"] is False
+    log_of_negative = facts_of(event={"op": "log", "op_inputs": [
+        {"name": "input[0]", "abs_min": 0.25, "abs_max": 1.0, "min": -0.5, "max": 1.0,
+         "zeros": 0}]})
+    assert log_of_negative["op_input.has_zero"] is False
+    assert log_of_negative["op_input.has_negative"] is True
+    assert log_of_negative["op_input.min"] == -0.5
+
+
+def test_counted_targets_decide_all_targets_ignored():
+    def targets(total, ignored):
+        return facts_of(event={"op": "cross_entropy", "phase": "loss", "value": "nan",
+                               "ignore_index": -1, "targets_total": total,
+                               "targets_ignored": ignored,
+                               "op_inputs": [{"name": "input[0]", "abs_max": 3.0}]})
+
+    every = targets(16, 16)
+    assert every["targets.all_ignored"] is True and every["targets.ignore_index"] == -1
+    assert (every["targets.count"], every["targets.ignored_count"]) == (16, 16)
+    assert targets(16, 15)["targets.all_ignored"] is False
+    symptoms, _ = detect_symptoms(every, report(event={"op": "cross_entropy", "value": "nan"}))
+    ignored = next(s for s in symptoms if s.id == "all-targets-ignored")
+    assert ignored.confidence >= 0.95

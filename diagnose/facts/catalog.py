@@ -102,4 +102,6 @@ FACTS: dict[str, str] = {
     "loss.is_cross_entropy": "the producing op or module is cross-entropy / NLL",
     "targets.ignore_index": "ignore_index of that loss (-100 unless recorded)",
     "targets.all_ignored": "every target equals ignore_index (null: unknown)",
+    "targets.count": "number of class targets fed to the loss op (when the tracer counted them)",
+    "targets.ignored_count": "how many of those equal ignore_index",
 }

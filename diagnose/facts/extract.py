@@ -163,10 +163,8 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
     if known_maxs:
         facts["op_input.max_abs"] = max(known_maxs)
     true_mins = _detail_minimums(get(report.event, "details") or [])
-    zero_flags = [
-        _has_zero(s) if i >= len(true_mins) or true_mins[i] is None else true_mins[i] == 0.0
-        for i, s in enumerate(inputs)
-    ]
+    zero_flags = [_zero_flag(s, true_mins[i] if i < len(true_mins) else None)
+                  for i, s in enumerate(inputs)]
     facts["op_input.has_zero"] = _any_known(zero_flags)
     if true_mins and all(m is not None for m in true_mins):
         facts["op_input.min_abs"] = min(m for m in true_mins if m is not None)
@@ -200,6 +198,17 @@ def _detail_minimums(details: list[Any]) -> list[float | None]:
                     values.append(None)
             return values
     return []
+
+
+def _zero_flag(stats: Any, true_min: float | None) -> bool | None:
+    """Whether an op input holds 0: its zero count when recorded, else the detail line's
+    smallest |x|, else what its bounds say."""
+    zeros = get(stats, "zeros")
+    if isinstance(zeros, int) and not isinstance(zeros, bool):
+        return zeros > 0
+    if true_min is not None:
+        return true_min == 0.0
+    return _has_zero(stats)
 
 
 def _has_zero(stats: Any) -> bool | None:
@@ -461,6 +470,13 @@ def _target_facts(report: Report, facts: Facts) -> None:
     explicit = get(report.event, "all_targets_ignored")
     if isinstance(explicit, bool):
         facts["targets.all_ignored"] = explicit
+        return
+    total, ignored = get(report.event, "targets_total"), get(report.event, "targets_ignored")
+    if isinstance(total, int) and isinstance(ignored, int) and total > 0:
+        # Counted by the tracer on the loss op's own target tensor.
+        facts["targets.count"] = total
+        facts["targets.ignored_count"] = ignored
+        facts["targets.all_ignored"] = ignored == total
         return
     inputs = list(get(report.event, "op_inputs") or [])
     target = next(

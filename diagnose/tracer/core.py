@@ -30,7 +30,7 @@ from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
-from diagnose.tracer import ops
+from diagnose.tracer import backward, ops
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
 from diagnose.tracer.stats import (
@@ -681,6 +681,7 @@ class Tracer:
             event = self._loss_event(rec, loss_ops)
         elif kind == "grad":
             event, producer = self._grad_event(rec, recs)
+            self._explain_backward(event, rec, recs, calls, loss_ops)
         elif kind == "scale":
             scale = rec.values[0][1]
             event = Event(kind="nonfinite", phase="backward", step=rec.step, value="inf",
@@ -689,6 +690,8 @@ class Tracer:
                                    "even at a tiny scale"))
         else:
             event = self._param_event(rec)
+            if kind == "pgrad":
+                self._explain_backward(event, rec, recs, calls, loss_ops)
         frames = self._frames(producer)
         self._raise(event, frames)
 
@@ -730,6 +733,42 @@ class Tracer:
                       value=self._value(rec))
         self._apply_finding(event, finding)
         return event, producer
+
+    def _explain_backward(self, event: Event, rec: _Rec, recs: list[_Rec],
+                          calls: dict[int, _Rec], loss_ops: list[ops.OpRecord]) -> None:
+        """Name the op whose gradient was born non-finite: first among the ops recorded outside
+        modules (on the graph path to the bad parameters), else inside the module the event
+        names, replayed with grad on."""
+        loss = next((r.target for r in reversed(recs) if r.kind == "loss"), None)
+        params = None
+        if rec.kind == "pgrad":
+            params = [rec.target[i] for i, (lo, hi) in enumerate(rec.values or ())
+                      if not (math.isfinite(lo) and math.isfinite(hi))]
+        was = self._active
+        self._active = False
+        try:
+            finding = backward.find_backward_producer(loss_ops, loss, params)
+            if finding is not None:
+                event.module = event.module_type = None  # born in code outside modules
+            else:
+                call = next((r for r in reversed(list(calls.values()))
+                             if self._name(r.module) == event.module), None)
+                while call is not None and finding is None:  # the module, then its parents
+                    if call.args is None:
+                        self._recover_args(call, calls)
+                    if call.args is not None:
+                        finding = backward.replay_module_backward(call.module, call.args,
+                                                                  call.kwargs)
+                    if finding is not None and call.module is not None:
+                        event.module = self._name(call.module)
+                        event.module_type = type(call.module).__name__
+                    call = calls.get(call.parent)
+        except Exception:
+            finding = None
+        finally:
+            self._active = was
+        if finding is not None:
+            self._apply_finding(event, finding)
 
     def _weight_event(self, rec: _Rec, producer: _Rec, weight: Any) -> Event:
         """A weight the previous optimizer step made non-finite (from finite gradients)."""
@@ -936,9 +975,12 @@ class Tracer:
         event.location = finding.location
         event.op_inputs = finding.inputs
         event.details.append(finding.detail)
+        if finding.targets is not None:
+            event.ignore_index, event.targets_total, event.targets_ignored = finding.targets
         if event.phase != "loss" and finding.location is not None:
             loc = finding.location
-            event.message += f"; op `{finding.op}` at {loc.file}:{loc.line}: {finding.detail}"
+            born = "born in the backward of op" if finding.backward else "op"
+            event.message += f"; {born} `{finding.op}` at {loc.file}:{loc.line}: {finding.detail}"
 
     def _value(self, rec: _Rec) -> str | None:
         for lo, hi in rec.values or ():

@@ -76,17 +76,27 @@ class OpRecord:
     output: torch.Tensor
     minmax: Any = None  # device (amin, amax) of the output, read at the check
     finite: bool | None = None
+    func: Any = None  # the op itself and its arguments, to re-run it at an event
+    args: tuple = ()
+    kwargs: dict | None = None
 
 
 @dataclass
 class OpFinding:
-    """The op that produced a non-finite value from finite inputs."""
+    """The op that produced a non-finite value from finite inputs.
+
+    ``targets`` is set for a classification loss op: (ignore_index, targets fed to it, how many
+    of them equal ignore_index). ``backward`` marks an op whose *gradient* was non-finite from
+    a finite incoming gradient (its forward output was finite).
+    """
 
     op: str
     location: Location | None
     inputs: list[TensorStats] = field(default_factory=list)
     output: TensorStats | None = None
     detail: str = ""
+    targets: tuple[int, int, int] | None = None
+    backward: bool = False
 
 
 class _Watch(TorchFunctionMode):
@@ -109,7 +119,8 @@ class _Watch(TorchFunctionMode):
                 and is_checked(tensor) and tensor.numel() and not tensor.is_meta):
             inputs = [(n, t) for n, t in iter_tensors((args, kwargs), "x")]
             loc = user_location(self.stop_at_diagnose)
-            self._record(OpRecord(op_name(func), loc, inputs, tensor))
+            self._record(OpRecord(op_name(func), loc, inputs, tensor, func=func, args=args,
+                                  kwargs=kwargs))
         return out
 
     def _record(self, rec: OpRecord) -> None:
@@ -174,21 +185,52 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
     return _finding(candidates[0]) if candidates else None
 
 
+_CLASSIFICATION_LOSSES = {"cross_entropy", "nll_loss"}
+
+
 def _finding(rec: OpRecord) -> OpFinding:
     inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
     output = full_stats("output", rec.output)
-    parts = []
-    for (_, t), s in zip(rec.inputs, inputs, strict=True):
-        if s.abs_max is not None and is_checked(t) and t.numel():
-            with torch.no_grad():
-                smallest = float(t.detach().abs().min())
-            parts.append(f"min |x| = {_fmt(smallest)}, max |x| = {_fmt(s.abs_max)}")
+    parts = [_describe_input(s) for s in inputs if s.abs_max is not None]
     detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     detail += f" and returned {_kind(output)}"
-    return OpFinding(rec.name, rec.location, inputs, output, detail)
+    finding = OpFinding(rec.name, rec.location, inputs, output, detail)
+    if rec.name in _CLASSIFICATION_LOSSES:
+        finding.targets = target_counts(rec.args, rec.kwargs)
+        if finding.targets is not None:
+            ignore, total, ignored = finding.targets
+            finding.detail += (f"; {ignored} of {total} targets equal "
+                               f"ignore_index={ignore}")
+    return finding
 
 
-def _fmt(v: float) -> str:
+def _describe_input(s: TensorStats) -> str:
+    """"min |x| = 0, max |x| = 1", with the signed minimum when the input holds negatives."""
+    smallest = 0.0 if s.zeros else s.abs_min
+    text = f"min |x| = {_fmt(smallest)}, max |x| = {_fmt(s.abs_max)}"
+    if s.min is not None and s.min < 0:
+        text += f", min x = {_fmt(s.min)}"
+    return text
+
+
+def target_counts(args: tuple, kwargs: dict | None) -> tuple[int, int, int] | None:
+    """(ignore_index, number of class targets, how many equal ignore_index) of a call to
+    ``cross_entropy``/``nll_loss``; None for probability targets or unknown arguments."""
+    kwargs = kwargs or {}
+    target = kwargs.get("target", args[1] if len(args) > 1 else None)
+    ignore = kwargs.get("ignore_index", args[4] if len(args) > 4 else -100)
+    if not isinstance(target, torch.Tensor) or target.is_floating_point():
+        return None
+    if isinstance(ignore, bool) or not isinstance(ignore, int):
+        return None
+    with torch.no_grad():
+        ignored = int((target.detach() == ignore).sum())
+    return ignore, int(target.numel()), ignored
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "?"
     return "0" if v == 0 else f"{v:.3g}"
 
 

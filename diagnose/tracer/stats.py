@@ -88,11 +88,25 @@ def host_stats(name: str, dtype: torch.dtype, shape: Any, lo: float, hi: float) 
 
 
 def full_stats(name: str, t: torch.Tensor) -> TensorStats:
-    """Complete statistics of one tensor (host synchronisation; used only at an event)."""
+    """Complete statistics of one tensor (host synchronisation; used only at an event).
+
+    Besides |x|, the signed finite ``min``/``max`` and the count of exact ``zeros`` are kept:
+    they tell log/sqrt of a negative number from log/sqrt of 0. Integer tensors (targets,
+    indices) get ``min``/``max``/``zeros`` too.
+    """
     shape = list(t.shape)
     local = local_tensor(t)
-    if local is None or not is_checked(local):
+    if local is None:
         return TensorStats(name=name, dtype=dtype_name(t.dtype), shape=shape)
+    if not is_checked(local):
+        if local.dtype == torch.bool:
+            return TensorStats(name=name, dtype=dtype_name(t.dtype), shape=shape)
+        with torch.no_grad():
+            x = local.detach()
+            lo, hi = (int(v) for v in torch.aminmax(x))
+            zeros = int((x == 0).sum())
+        return TensorStats(name=name, dtype=dtype_name(t.dtype), shape=shape, min=lo, max=hi,
+                           zeros=zeros)
     with torch.no_grad():
         x = local.detach()
         if x.is_complex():
@@ -100,17 +114,24 @@ def full_stats(name: str, t: torch.Tensor) -> TensorStats:
         x = x.float()
         nan = int(torch.isnan(x).sum())
         inf = int(torch.isinf(x).sum())
+        zeros = int((x == 0).sum())
         a = x.abs()
-        finite = a[torch.isfinite(a)]
+        finite_mask = torch.isfinite(x)
+        finite = a[finite_mask]
         nonzero = finite[finite > 0]
         abs_min = float(nonzero.min()) if nonzero.numel() else (0.0 if finite.numel() else None)
+        signed = x[finite_mask]
+        lo = float(signed.min()) if signed.numel() else None
+        hi = float(signed.max()) if signed.numel() else None
         if nan:
             abs_max = math.nan
         elif inf:
             abs_max = math.inf
         else:
             abs_max = float(a.max())
-    return _finish(name, t.dtype, shape, abs_min, abs_max, nan, inf)
+    stats = _finish(name, t.dtype, shape, abs_min, abs_max, nan, inf)
+    stats.min, stats.max, stats.zeros = lo, hi, zeros
+    return stats
 
 
 def _finish(name: str, dtype: torch.dtype, shape: list[int], abs_min: float | None,

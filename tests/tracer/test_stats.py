@@ -120,3 +120,18 @@ def test_nonfinite_kind_and_describe():
     assert nonfinite_kind(-math.inf, math.inf) == "inf+-inf"
     assert [describe(v) for v in (None, math.nan, math.inf, 12345.0)] == [
         "?", "nan", "inf", "1.23e+04"]
+
+
+def test_signed_bounds_and_zero_count_tell_zero_from_negative():
+    s = full_stats("x", torch.tensor([0.0, -0.5, 2.0, 0.0, float("nan")]))
+    assert (s.min, s.max, s.zeros) == (-0.5, 2.0, 2)
+    positive = full_stats("x", torch.tensor([0.25, 2.0]))
+    assert (positive.min, positive.zeros) == (0.25, 0)
+
+
+def test_integer_tensors_get_bounds_and_zero_count_but_no_magnitudes():
+    s = full_stats("target", torch.tensor([-100, 3, 0, -100]))
+    assert (s.min, s.max, s.zeros) == (-100, 3, 1)
+    assert s.abs_max is None and s.finite
+    flags = full_stats("mask", torch.tensor([True, False]))
+    assert flags.min is None and flags.zeros is None

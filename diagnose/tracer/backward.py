@@ -1,0 +1,144 @@
+"""Which op's *gradient* was born non-finite: the backward half of producer finding.
+
+A value can be finite all through the forward pass and still make the backward non-finite:
+sqrt at 0 (its derivative 1/(2 sqrt(x)) is inf, times a zero incoming gradient is nan), the
+norm of a zero vector, ``x ** 0.5`` at 0, ``acos``/``asin`` at +-1, ``atan2(0, 0)``, a division
+by a tiny number whose gradient ``-a/b**2`` overflows. By the time the tracer sees the
+non-finite gradient (at the optimizer step) autograd has freed what the backward used, but the
+forward ops recorded by the op watch still hold their inputs. Each op on the graph path from
+the loss to the parameters with the bad gradient is re-run alone on copies of its inputs and
+differentiated with a finite incoming gradient; the first one backward would meet (the latest
+in forward order) whose input gradients come out non-finite is the producer, and its recorded
+call site is the user's line that created the autograd node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_map
+
+from diagnose.tracer.ops import OpFinding, OpRecord, Replay, _finding
+from diagnose.tracer.stats import is_checked, iter_tensors
+
+_MAX_NODES = 200_000  # graph walk bound: a pathological graph must not stall the report
+
+
+def nodes_on_path(loss: torch.Tensor | None, params: Iterable[torch.Tensor] | None
+                  ) -> set[int] | None:
+    """Ids of the autograd nodes between ``loss`` and the gradients of ``params``.
+
+    Without parameters, every node reachable from the loss; None when the graph is unknown
+    (no loss tensor, or a graph too large to walk), meaning "do not filter".
+    """
+    root = getattr(loss, "grad_fn", None)
+    if root is None:
+        return None
+    targets = {id(p) for p in params} if params is not None else None
+    children: dict[int, list[Any]] = {}
+    order: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in children:
+            continue
+        if len(children) > _MAX_NODES:
+            return None
+        kids = [n for n, _ in getattr(node, "next_functions", ()) if n is not None]
+        children[id(node)] = kids
+        order.append(node)
+        stack.extend(kids)
+    if targets is None:
+        return set(children)
+    # Reaches a target: an AccumulateGrad of a bad parameter, or a node with such a child.
+    # Settled in reverse discovery order, repeated until stable (the graph is a DAG, so a few
+    # passes settle it; each pass is linear).
+    reach: dict[int, bool] = {}
+    for node in order:
+        var = getattr(node, "variable", None)
+        reach[id(node)] = var is not None and id(var) in targets
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if not reach[id(node)] and any(reach.get(id(k), False) for k in children[id(node)]):
+                reach[id(node)] = changed = True
+    return {i for i, ok in reach.items() if ok}
+
+
+def find_backward_producer(records: list[OpRecord], loss: torch.Tensor | None = None,
+                           params: Iterable[torch.Tensor] | None = None) -> OpFinding | None:
+    """The recorded op backward meets first whose gradient is non-finite from finite ones."""
+    on_path = nodes_on_path(loss, params)
+    for rec in reversed(records):
+        node = getattr(rec.output, "grad_fn", None)
+        if node is None or rec.func is None or rec.finite is False:
+            continue
+        if on_path is not None and id(node) not in on_path:
+            continue
+        kind = _singular(rec)
+        if kind is not None:
+            return _backward_finding(rec, node, kind)
+    return None
+
+
+def replay_module_backward(module: torch.nn.Module, args: Any, kwargs: Any
+                           ) -> OpFinding | None:
+    """Re-run one module call with grad on and every op recorded, then look for the op whose
+    gradient is born non-finite inside it (the caller keeps the tracer's hooks quiet)."""
+    def leaf(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and is_checked(x):
+            return x.detach().requires_grad_(True)
+        return x
+
+    args, kwargs = tree_map(leaf, tuple(args or ())), tree_map(leaf, dict(kwargs or {}))
+    watch = Replay()
+    try:
+        with torch.enable_grad(), watch:
+            module.forward(*args, **kwargs)
+    except Exception:
+        return None
+    return find_backward_producer(watch.records)
+
+
+def _singular(rec: OpRecord) -> str | None:
+    """Re-run ``rec`` alone and differentiate it with an all-ones incoming gradient: "nan" or
+    "inf" when a gradient w.r.t. an input comes out non-finite while the output is finite."""
+    leaves: list[torch.Tensor] = []
+
+    def swap(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and x.requires_grad and is_checked(x):
+            leaf = x.detach().clone().requires_grad_(True)
+            leaves.append(leaf)
+            return leaf.clone()  # a non-leaf, so an in-place op can run on it
+        return x
+
+    try:
+        args = tree_map(swap, tuple(rec.args))
+        kwargs = tree_map(swap, dict(rec.kwargs or {}))
+        if not leaves or not all(bool(torch.isfinite(x).all()) for x in leaves):
+            return None  # a non-finite input: this op passes a value on, it does not make it
+        with torch.enable_grad():
+            out = rec.func(*args, **kwargs)
+        outs = [t for _, t in iter_tensors(out, "o") if t.requires_grad and is_checked(t)]
+        if not outs or not all(bool(torch.isfinite(t).all()) for t in outs):
+            return None
+        grads = torch.autograd.grad(outs, leaves, [torch.ones_like(t) for t in outs],
+                                    allow_unused=True)
+    except Exception:
+        return None
+    bad = [g for g in grads if g is not None and not bool(torch.isfinite(g).all())]
+    if not bad:
+        return None
+    return "nan" if any(bool(torch.isnan(g).any()) for g in bad) else "inf"
+
+
+def _backward_finding(rec: OpRecord, node: Any, kind: str) -> OpFinding:
+    finding = _finding(rec)
+    received = finding.detail.split(" and returned ")[0]
+    finding.detail = (f"{received}; its gradient ({node.name()}) is {kind} for a finite "
+                      "incoming gradient (1)")
+    finding.backward = True
+    return finding
