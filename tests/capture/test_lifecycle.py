@@ -123,15 +123,15 @@ def test_an_internal_error_is_recorded_not_raised():
     assert any("clip_grad_norm_" in e for e in config["capture_errors"])
 
 
-def test_install_imports_neither_transformers_nor_lightning():
+def test_install_imports_neither_transformers_nor_lightning_nor_the_config_file_reader():
     code = textwrap.dedent("""
         import sys
         from diagnose.capture import ConfigCapture
         cap = ConfigCapture().install()
         cap.snapshot()
         cap.uninstall()
-        print(sorted(m for m in ("transformers", "lightning", "pytorch_lightning")
-                     if m in sys.modules))
+        print(sorted(m for m in ("transformers", "lightning", "pytorch_lightning", "yaml",
+                                 "diagnose.capture.config_file") if m in sys.modules))
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)
