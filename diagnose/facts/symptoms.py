@@ -340,6 +340,10 @@ def division_by_zero(f: Facts, report: Report) -> Symptom | None:
         confidence, what = 0.95, "the divisor holds 0"
     elif f.get("op_input.has_zero"):
         confidence, what = 0.85, "an input holds 0"
+    elif f.get("event.in_backward") and _gradient_overflows(f):
+        confidence = 0.85
+        what = (f"the divisor is as small as {fmt(f.get('op_input.divisor_min_abs'))}: the "
+                "gradient -a/b^2 overflows")
     elif (f.get("op_input.divisor_min_abs") or 1.0) < 1e-30:
         confidence, what = 0.8, f"the divisor is as small as {fmt(f.get('op_input.divisor_min_abs'))}"
     elif f.get("op_input.divisor_has_zero") is False:
@@ -349,10 +353,31 @@ def division_by_zero(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="division-by-zero", confidence=confidence, evidence=[_op_line(f, what)])
 
 
+_ROOT_IN_DERIVATIVE = ("acos", "asin")  # d/dx = -+1/sqrt(1 - x^2): inf at +-1
+
+
+def _gradient_overflows(f: Facts) -> bool:
+    """Whether a/b^2 (the gradient of a/b w.r.t. b) can pass the dtype's limit."""
+    divisor, numerator = f.get("op_input.divisor_min_abs"), f.get("op_input.max_abs")
+    limit = DTYPE_MAX.get(str(f.get("event.dtype") or "float32"), DTYPE_MAX["float32"])
+    if divisor is None or numerator is None or divisor == 0:
+        return False
+    return numerator / (divisor * divisor) > limit
+
+
 def sqrt_at_zero(f: Facts, report: Report) -> Symptom | None:
-    if f.get("event.op_family") != "sqrt":
+    family, base = f.get("event.op_family"), f.get("event.op_base")
+    backward = bool(f.get("event.in_backward"))
+    if base in _ROOT_IN_DERIVATIVE and backward:
+        what = "its input reaches +-1, where the derivative 1/sqrt(1 - x^2) is inf"
+        return Symptom(id="sqrt-at-zero", confidence=0.9, evidence=[_op_line(f, what)])
+    if family == "pow" and backward and f.get("op_input.has_zero"):
+        # x ** p with 0 < p < 1 (x ** 0.5 is a sqrt): its derivative p x^(p-1) is inf at 0.
+        what = "its base holds 0, where the derivative of a fractional power is inf"
+        return Symptom(id="sqrt-at-zero", confidence=0.95, evidence=[_op_line(f, what)])
+    if family != "sqrt":
         return None
-    if f.get("event.in_backward"):
+    if backward:
         if f.get("op_input.has_zero"):
             confidence, what = 0.95, "its input holds 0, where d sqrt(x)/dx = 1/(2 sqrt(x)) is inf"
         else:
@@ -387,6 +412,8 @@ def pow_negative_base(f: Facts, report: Report) -> Symptom | None:
     if f.get("event.op_family") != "pow" or not f.get("event.has_nan"):
         return None
     negative = f.get("op_input.has_negative")
+    if negative is False and f.get("event.in_backward"):
+        return None  # a gradient born at a zero base: see sqrt_at_zero
     if negative:
         confidence, what = 0.9, f"the base holds negative numbers (min {fmt(f.get('op_input.min'))})"
     elif negative is None:

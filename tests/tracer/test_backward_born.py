@@ -166,3 +166,19 @@ def test_a_cross_entropy_over_ignored_targets_counts_them():
     assert event.phase == "loss" and event.op == "cross_entropy"
     assert (event.ignore_index, event.targets_total, event.targets_ignored) == (-1, 8, 8)
     assert "8 of 8 targets equal ignore_index=-1" in " ".join(event.details)
+
+
+FIX_FOR = {"sqrt": "guard-sqrt", "pow(x, 0.5)": "guard-sqrt", "x ** 0.5": "guard-sqrt",
+           "acos(1)": "guard-sqrt", "asin(-1)": "guard-sqrt", "tiny divisor": "guard-division"}
+
+
+@pytest.mark.parametrize("name", list(FIX_FOR))
+def test_the_engine_ranks_the_guard_for_that_op_first(name):
+    from diagnose.engine import analyze
+    from diagnose.report import Report, ScriptInfo
+
+    detected = _run_functional(CASES[name][0])
+    report = analyze(Report(status="nonfinite", script=ScriptInfo(path="t.py"),
+                            event=detected.event, frames=detected.frames,
+                            history=detected.history))
+    assert [f.id for f in report.fixes][:1] == [FIX_FOR[name]], report.symptoms
