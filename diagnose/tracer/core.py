@@ -490,7 +490,9 @@ class Tracer:
         if not keep:
             return
         with torch.no_grad():
-            norms = torch._foreach_norm([t for _, t in keep], 2, dtype=torch.float32)
+            # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
+            norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
+                                         for _, t in keep], 2, dtype=torch.float32)
             self._chunks.append(torch.stack(norms))
         rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for _, t in keep])
         rec.chunk = len(self._chunks) - 1
@@ -823,6 +825,9 @@ class Tracer:
         with torch.no_grad():
             rows = (~torch.isfinite(t.detach())).reshape(t.shape[0], -1).any(1)
             bad = rows.nonzero().flatten().tolist()
+        found = self._batch.lookup(t, bad)  # the batch this tensor came from
+        if found is not None:
+            return found
         if batch is not None and len(batch) == t.shape[0]:
             return [batch[i] for i in bad]
         return []

@@ -1,44 +1,137 @@
-"""Which dataset indices made up the batch being fed to the model.
+"""Which dataset indices made up a batch fed to the model.
 
-The DataLoader's iterator asks its sampler for the next batch of indices in
-``_next_index``; with ``num_workers=0`` that batch is the one returned next, so the last
-indices seen are the current batch's. With workers, batches are prefetched and the
-mapping is uncertain, so no indices are claimed.
+A DataLoader's iterator asks its sampler for a batch of indices in ``_next_index`` and hands
+out batches in the same order (in-order delivery, the default, also with worker processes).
+Loaders fetch ahead: worker processes prefetch several batches, and accelerate's
+``DataLoaderShard`` (under the transformers Trainer) takes the next batch before yielding the
+current one. So "the last indices asked for" is not the batch the model is fed. Instead, each
+iterator keeps a queue of the index batches it asked for; when ``__next__`` returns a batch
+the oldest entry is its indices, and the batch's tensors are remembered with them. At an
+event, the tensor fed to the model is matched to a remembered batch by storage (the same
+tensor, a view, or ``.to()`` of the same device) or, failing that (a copy to another device,
+a dtype cast), by the content of the offending row.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections import deque
 from typing import Any
 
+import torch
 from torch.utils.data import dataloader as _dl
+
+from diagnose.tracer.stats import iter_tensors
+
+_KEPT_BATCHES = 4  # the batch being used, one fetched ahead, and some slack
 
 
 class BatchIndices:
-    """Patches ``_BaseDataLoaderIter._next_index`` while installed; restores it on uninstall."""
+    """Patches the DataLoader iterator while installed; restores it on uninstall."""
 
     def __init__(self) -> None:
-        self.last: list[int] | None = None
-        self._original: Any = None
+        self.last: list[int] | None = None  # indices of the batch handed out last
+        self._batches: deque[tuple[list[torch.Tensor], list[int]]] = deque(
+            maxlen=_KEPT_BATCHES)
+        self._asked: weakref.WeakKeyDictionary[Any, deque[list[int] | None]] = (
+            weakref.WeakKeyDictionary())
+        self._originals: dict[str, Any] = {}
 
     def install(self) -> None:
-        original = _dl._BaseDataLoaderIter._next_index
-        self._original = original
+        base = _dl._BaseDataLoaderIter
+        self._originals = {"_next_index": base._next_index, "_reset": base._reset,
+                           "__next__": base.__next__}
+        next_index, reset, next_ = (self._originals[k]
+                                    for k in ("_next_index", "_reset", "__next__"))
         watcher = self
 
         def _next_index(it: Any) -> Any:
-            index = original(it)
-            if getattr(it, "_num_workers", 0) == 0:
-                try:
-                    watcher.last = [int(i) for i in index]
-                except TypeError:
-                    watcher.last = None
-            else:
-                watcher.last = None
+            index = next_index(it)
+            watcher._queue(it).append(_as_indices(index))
             return index
 
-        _dl._BaseDataLoaderIter._next_index = _next_index
+        def _reset(it: Any, *args: Any, **kwargs: Any) -> Any:
+            watcher._queue(it).clear()  # a new epoch: batches asked for earlier are dropped
+            return reset(it, *args, **kwargs)
+
+        def __next__(it: Any) -> Any:
+            data = next_(it)
+            queue = watcher._queue(it)
+            indices = queue.popleft() if queue else None
+            if not getattr(it, "_in_order", True):
+                indices = None  # batches may come back in any order: no claim
+            watcher._remember(data, indices)
+            return data
+
+        base._next_index = _next_index
+        base._reset = _reset
+        base.__next__ = __next__
 
     def uninstall(self) -> None:
-        if self._original is not None:
-            _dl._BaseDataLoaderIter._next_index = self._original
-            self._original = None
+        base = _dl._BaseDataLoaderIter
+        for name, original in self._originals.items():
+            setattr(base, name, original)
+        self._originals = {}
+        self._batches.clear()
+
+    def _queue(self, it: Any) -> deque[list[int] | None]:
+        queue = self._asked.get(it)
+        if queue is None:
+            queue = self._asked[it] = deque()
+        return queue
+
+    def _remember(self, data: Any, indices: list[int] | None) -> None:
+        self.last = indices
+        if indices is None:
+            return
+        tensors = [t for _, t in iter_tensors(data, "batch")
+                   if t.dim() and t.shape[0] == len(indices)]
+        if tensors:
+            self._batches.append((tensors, indices))
+
+    def lookup(self, t: torch.Tensor, rows: list[int]) -> list[int] | None:
+        """Dataset indices of ``rows`` of ``t`` (a tensor fed to the model), or None."""
+        if not rows or t.dim() == 0:
+            return None
+        for tensors, indices in reversed(self._batches):
+            if len(indices) != t.shape[0]:
+                continue
+            if any(_same_storage(t, b) for b in tensors):
+                return [indices[r] for r in rows]
+        for tensors, indices in reversed(self._batches):
+            if len(indices) != t.shape[0]:
+                continue
+            if any(_same_row(t, b, rows[0]) for b in tensors):
+                return [indices[r] for r in rows]
+        return None
+
+
+def _as_indices(index: Any) -> list[int] | None:
+    try:
+        return [int(i) for i in index]
+    except (TypeError, ValueError):
+        return None
+
+
+def _same_storage(t: torch.Tensor, b: torch.Tensor) -> bool:
+    if t is b:
+        return True
+    if t.device != b.device or t.shape[0] != b.shape[0]:
+        return False
+    try:
+        return t.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    except Exception:
+        return False
+
+
+def _same_row(t: torch.Tensor, b: torch.Tensor, row: int) -> bool:
+    """Row ``row`` of ``t`` equals row ``row`` of ``b`` (nan equal to nan)."""
+    try:
+        if t[row].numel() != b[row].numel():
+            return False
+        with torch.no_grad():
+            x = t[row].detach().reshape(-1).to(b.device, torch.float64)
+            y = b[row].detach().reshape(-1).to(torch.float64)
+            return bool(((x == y) | (x.isnan() & y.isnan())).all())
+    except Exception:
+        return False

@@ -26,9 +26,6 @@ def one_batch_ahead(loader: Iterable) -> Iterator:
     yield current
 
 
-@pytest.mark.xfail(strict=True, reason="diagnose/tracer/data.py BatchIndices keeps only the "
-                   "indices of the last batch fetched, which is the next one under a loader "
-                   "that prefetches")
 def test_a_nan_row_is_named_by_its_own_index_under_a_loader_that_fetches_ahead():
     torch.manual_seed(0)
     x = torch.randn(16, 4)
@@ -43,4 +40,37 @@ def test_a_nan_row_is_named_by_its_own_index_under_a_loader_that_fetches_ahead()
             optimizer.step()
             optimizer.zero_grad()
     assert (tracer.event.phase, tracer.event.step) == ("input", 1)
-    assert tracer.event.sample_indices in ([5], None)  # right, or no claim at all
+    assert tracer.event.sample_indices == [5]
+
+
+def _first_nan_sample(loader: Iterable, feed=lambda batch: batch) -> list[int] | None:
+    model = nn.Linear(4, 1).double()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    tracer = Tracer()
+    with pytest.raises(NonFiniteDetected), tracer:
+        for (batch,) in loader:
+            model(feed(batch)).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    assert tracer.event.phase == "input"
+    return tracer.event.sample_indices
+
+
+def _data(nan_row: int) -> torch.utils.data.TensorDataset:
+    torch.manual_seed(0)
+    x = torch.randn(32, 4, dtype=torch.float64)
+    x[nan_row, 2] = float("nan")
+    return torch.utils.data.TensorDataset(x)
+
+
+def test_worker_processes_prefetching_several_batches_still_name_the_right_row():
+    loader = torch.utils.data.DataLoader(_data(13), batch_size=4, num_workers=2,
+                                         prefetch_factor=2)
+    assert _first_nan_sample(loader) == [13]
+
+
+def test_a_shuffled_batch_copied_and_cast_before_the_model_is_matched_by_content():
+    torch.manual_seed(1)
+    loader = torch.utils.data.DataLoader(_data(21), batch_size=8, shuffle=True)
+    assert _first_nan_sample(one_batch_ahead(loader),
+                             feed=lambda b: b.float().double().clone()) == [21]

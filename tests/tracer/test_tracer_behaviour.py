@@ -207,3 +207,16 @@ def test_dtensor_values_are_read_through_their_local_shard():
         assert info.value.event.phase == "input"
     finally:
         dist.destroy_process_group()
+
+
+def test_a_float64_model_trains_clean_under_the_tracer():
+    # the step's gradient norms are float32: fp64 gradients must be cast, not rejected
+    model = _mlp().double()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(16, 4, dtype=torch.float64)
+    with Tracer() as tracer:
+        for _ in range(2):
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+    assert tracer.event is None and len(tracer.history) == 2
