@@ -135,6 +135,10 @@ class Event(_Model):
     )
     exception_type: str | None = None
     traceback: str | None = None
+    op_value: str | None = Field(
+        None, description="What the producing op itself returned (\"-inf\" from log(0)), when "
+        "it differs from what reached the checked place (a nan loss).",
+    )
     ignore_index: int | None = Field(
         None, description="ignore_index of the cross-entropy / nll_loss op that produced it."
     )

@@ -21,6 +21,8 @@ FACTS: dict[str, str] = {
     "event.in_backward": "true when the value was born in the backward pass",
     "event.dtype": 'dtype of the value, normalised ("float16", "bfloat16", "float32", ...)',
     "event.value": '"nan", "inf", "-inf" or a mix such as "nan+inf"',
+    "event.op_value": 'what the producing op itself returned ("-inf" from log(0)) when the '
+    "tracer recorded it; event.value is what reached the loss, a gradient or an output",
     "event.has_nan": "the event value includes nan",
     "event.has_inf": "the event value includes +inf or -inf",
     "event.message": "the event's message (for exceptions: the exception text)",

@@ -116,6 +116,7 @@ def _event_facts(report: Report, facts: Facts) -> None:
             "event.in_backward": phase == "backward" or is_backward_op(op) or bool(anomaly),
             "event.dtype": normalize_dtype(get(event, "dtype")),
             "event.value": value,
+            "event.op_value": _op_value(get(event, "op_value")),
             "event.has_nan": "nan" in value if value else None,
             "event.has_inf": "inf" in value if value else None,
             "event.message": message if isinstance(message, str) else None,
@@ -135,6 +136,10 @@ def _event_facts(report: Report, facts: Facts) -> None:
         indices = get(event, "sample_indices")
         if isinstance(indices, list):
             facts["event.sample_count"] = len(indices)
+
+
+def _op_value(value: Any) -> str | None:
+    return value.lower() if isinstance(value, str) and value.strip() else None
 
 
 def _location(location: Any) -> str | None:

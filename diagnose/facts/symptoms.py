@@ -79,10 +79,17 @@ def _value(f: Facts) -> str:
 
 
 def _op_line(f: Facts, what: str) -> str:
+    """"the first -inf came out of log at train.py:24 ...": worded from what the op itself
+    returned, saying so when the value that was caught (a nan loss) came from it later."""
     op = f.get("event.op") or f.get("event.op_base")
     where = _where(f)
     direction = " in backward" if f.get("event.in_backward") else ""
-    return f"the first {_value(f)} came out of {op}{direction} {where}".rstrip() + f": {what}"
+    own, caught = f.get("event.op_value"), f.get("event.value")
+    line = f"the first {own or _value(f)} came out of {op}{direction} {where}".rstrip()
+    if own and caught and own != caught:
+        became = "the loss" if f.get("event.phase") == "loss" else "the value caught"
+        line += f" ({became} became {caught} after it)"
+    return line + f": {what}"
 
 
 # --- precision --------------------------------------------------------------------------------
@@ -318,13 +325,15 @@ def bad_initialization(f: Facts, report: Report) -> Symptom | None:
 def log_domain(f: Facts, report: Report) -> Symptom | None:
     if f.get("event.op_family") != "log":
         return None
-    if f.get("op_input.has_zero"):
+    value = f.get("event.op_value") or f.get("event.value") or ""
+    zero, negative = f.get("op_input.has_zero"), f.get("op_input.has_negative")
+    if zero and (not negative or "inf" in value):
         confidence, what = 0.95, f"its input holds 0 (|x| min {fmt(f.get('op_input.min_abs'))})"
-    elif f.get("op_input.has_negative"):
+    elif negative:
         confidence, what = 0.95, f"its input holds negative numbers (min {fmt(f.get('op_input.min'))})"
-    elif f.get("event.value") == "-inf":
+    elif value == "-inf":
         confidence, what = 0.9, "log gives -inf only at 0"
-    elif f.get("event.has_nan"):
+    elif "nan" in value:
         confidence, what = 0.85, "log gives nan for negative input"
     else:
         confidence, what = 0.75, "log is undefined at 0 and below"

@@ -695,7 +695,18 @@ class Tracer:
             if kind == "pgrad":
                 self._explain_backward(event, rec, recs, calls, loss_ops)
         frames = self._frames(producer)
+        finding = getattr(self, "_finding", None)
+        if finding is not None and producer is None and event.module is None:
+            # Born in an op outside any module: its own row ends the frames table.
+            frames = [*frames[len(frames) + 1 - self.frames:], self._op_frame(rec, finding)]
         self._raise(event, frames)
+
+    def _op_frame(self, rec: _Rec, finding: ops.OpFinding) -> Frame:
+        phase = "backward" if finding.backward else "loss"
+        outputs = [finding.output] if finding.output is not None else []
+        return Frame(index=self._ncalls + 1, step=rec.step, phase=phase, module=None,
+                     module_type=finding.op, inputs=list(finding.inputs), outputs=outputs,
+                     producer=True)
 
     def _raise(self, event: Event, frames: list[Frame] | None) -> None:
         self.event = event
@@ -976,7 +987,10 @@ class Tracer:
     def _apply_finding(self, event: Event, finding: ops.OpFinding | None) -> None:
         if finding is None:
             return
+        self._finding = finding
         event.op = finding.op
+        if not finding.backward:
+            event.op_value = finding.value
         event.location = finding.location
         event.op_inputs = finding.inputs
         event.details.append(finding.detail)

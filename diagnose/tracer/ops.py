@@ -97,6 +97,7 @@ class OpFinding:
     detail: str = ""
     targets: tuple[int, int, int] | None = None
     backward: bool = False
+    value: str | None = None  # what the op itself returned: "nan", "inf", "-inf", "inf+-inf"
 
 
 class _Watch(TorchFunctionMode):
@@ -193,8 +194,9 @@ def _finding(rec: OpRecord) -> OpFinding:
     output = full_stats("output", rec.output)
     parts = [_describe_input(s) for s in inputs if s.abs_max is not None]
     detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
-    detail += f" and returned {_kind(output)}"
-    finding = OpFinding(rec.name, rec.location, inputs, output, detail)
+    value = value_kind(rec.output)
+    detail += f" and returned {value or 'a finite value'}"
+    finding = OpFinding(rec.name, rec.location, inputs, output, detail, value=value)
     if rec.name in _CLASSIFICATION_LOSSES:
         finding.targets = target_counts(rec.args, rec.kwargs)
         if finding.targets is not None:
@@ -234,9 +236,17 @@ def _fmt(v: float | None) -> str:
     return "0" if v == 0 else f"{v:.3g}"
 
 
-def _kind(s: TensorStats) -> str:
-    if s.nan:
-        return "nan"
-    if s.abs_max is not None and math.isinf(s.abs_max):
-        return "inf"
-    return "a non-finite value"
+def value_kind(t: torch.Tensor) -> str | None:
+    """The non-finite values ``t`` holds, as the report writes them; None when all finite."""
+    if not is_checked(t) or t.numel() == 0 or t.is_meta:
+        return None
+    with torch.no_grad():
+        x = t.detach()
+        if x.is_complex():
+            x = x.abs()
+        if bool(torch.isnan(x).any()):
+            return "nan"
+        pos, neg = bool((x == math.inf).any()), bool((x == -math.inf).any())
+    if pos and neg:
+        return "inf+-inf"
+    return "inf" if pos else "-inf" if neg else None
