@@ -67,10 +67,10 @@ def test_fixes_that_work_are_verified_and_rank_first(tmp_path):
     report = verify_fixes(report, top=3, margin_steps=20)
     by_id = {f.id: f for f in report.fixes}
     assert by_id["lower-learning-rate"].verified is True
-    assert by_id["lower-learning-rate"].model_extra["verify_note"] == (
+    assert by_id["lower-learning-rate"].verify_note == (
         "patched run stayed finite for 24 steps")
     assert by_id["use-bf16"].verified is None
-    assert by_id["use-bf16"].model_extra["verify_note"].startswith("not verified: ")
+    assert by_id["use-bf16"].verify_note.startswith("not verified: ")
     assert by_id["enable-grad-clipping"].verified is True
     assert [f.id for f in report.fixes] == [
         "enable-grad-clipping", "lower-learning-rate", "use-bf16"]
@@ -88,7 +88,7 @@ def test_a_fix_that_does_not_help_is_marked_false_and_sinks(tmp_path):
     assert [f.id for f in report.fixes] == ["add-lr-warmup", "lower-learning-rate"]
     failed = report.fixes[1]
     assert failed.verified is False
-    assert failed.model_extra["verify_note"].startswith("patched run still produced")
+    assert failed.verify_note.startswith("patched run still produced")
     assert report.fixes[0].verified is None  # beyond top=1: not tried
 
 
@@ -101,4 +101,4 @@ def test_the_patched_copy_still_imports_sibling_modules(tmp_path):
     report = _report(script)
     report.fixes = [_fix("enable-grad-clipping", 0.9)]
     report = verify_fixes(report, top=1)
-    assert report.fixes[0].verified is True, report.fixes[0].model_extra["verify_note"]
+    assert report.fixes[0].verified is True, report.fixes[0].verify_note
