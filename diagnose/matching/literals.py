@@ -49,7 +49,8 @@ _SEPARATOR = re.compile(
     re.DOTALL,
 )
 _CLASS_ESCAPES = frozenset("dDwWsS")
-_MODELLED_ESCAPES = frozenset("dDwWsSbBAZ")
+# a backslash before a letter or digit other than these (\\n, \\x41, \\1, ...): the parser decides
+_UNMODELLED_ESCAPE = re.compile(r"\\[^dDwWsSbBAZ\W_]")
 _UNMODELLED = frozenset({"|", ")", "[", "("})  # separators that send a pattern to the parser
 _VERBOSE = re.compile(r"\(\?[aiLmsu]*x[aiLmsux]*\)")
 _ZERO_WIDTH_ESCAPES = frozenset("bBAZ")
@@ -104,11 +105,11 @@ def required_literal(pattern: str) -> str | None:
         if "\\" in masked:
             masked = _mask(masked)
         items = _SEPARATOR.split(masked)
-        seps = set(items[1::2])
-        if not seps & _UNMODELLED and not any(
-            sep[0] == "\\" and sep[1].isalnum() and sep[1] not in _MODELLED_ESCAPES
-            for sep in seps
-        ) and not ("(?" in pattern and _VERBOSE.search(pattern)):
+        if (
+            _UNMODELLED.isdisjoint(items[1::2])
+            and ("\\" not in masked or _UNMODELLED_ESCAPE.search(masked) is None)
+            and not ("(?" in pattern and _VERBOSE.search(pattern))
+        ):
             for k in range(1, len(items), 2):
                 if items[k][0] in "*+?{":
                     items[k - 1] = items[k - 1][:-1]
@@ -126,7 +127,7 @@ def _mask(masked: str) -> str:
 
 
 def _finish(best: str) -> str | None:
-    if best and max(best) >= _FIRST_STAND_IN:
+    if not best.isascii() and max(best) >= _FIRST_STAND_IN:
         best = best.translate(_UNMASK)
     best = best.lower()
     return best if len(best.strip()) >= MIN_LITERAL else None
