@@ -761,8 +761,10 @@ class Tracer:
         self._active = False
         try:
             finding = backward.find_backward_producer(loss_ops, loss, params)
-            if finding is not None:
-                event.module = event.module_type = None  # born in code outside modules
+            if finding is not None:  # born in code outside modules: lead with the op
+                event.message = event.message.replace(
+                    f"`{event.module}` ({event.module_type}, ", f"op `{finding.op}` (", 1)
+                event.module = event.module_type = None
             else:
                 call = next((r for r in reversed(list(calls.values()))
                              if self._name(r.module) == event.module), None)
