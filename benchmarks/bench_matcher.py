@@ -30,7 +30,8 @@ fixed Python loop ran ~3x slower than usual):
 - required literal of each pattern: ``re._parser`` ~140 us; a Python loop over regex tokens
   ~33 us; kept: one C-level ``split`` on separators whose alternatives all start with a
   literal character (so ``re`` skips plain text in C), after escaped characters are replaced
-  by stand-ins, ~15 us; unusual syntax still goes to the parser (``literals`` module);
+  by stand-ins, ~10-15 us; unusual syntax still goes to the parser (``literals`` module);
+  the backtracking-risk judgement runs when a pattern is first compiled, not at build;
 - the Aho-Corasick automaton over 100k literals (avg. 56 characters) cost ~1.5 s to build;
   kept: a dict from the rarest whole word inside each literal, then ``literal in line``;
 - the similarity word index (~1 s): built by the first query that needs the fuzzy stage
