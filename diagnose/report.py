@@ -39,6 +39,9 @@ class Location(_Model):
     line: int
     function: str | None = None
     code: str | None = None
+    via: str | None = Field(
+        None, description="file:line inside an installed library that the user's line called."
+    )
 
 
 class TensorStats(_Model):

@@ -92,6 +92,8 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     lines.append(f"  born at: step {step}, phase {event.phase or '?'}, {where(event)}")
     if event.location and event.location.code:
         lines.append(f"  code:    {safe(event.location.code.strip())}")
+    if event.location and event.location.via:
+        lines.append(f"  inside:  {safe(event.location.via)} (library code your line called)")
     if event.rank is not None:
         lines.append(f"  rank:    {event.rank}")
     for detail in event.details:

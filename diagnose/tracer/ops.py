@@ -56,14 +56,26 @@ def user_location(stop_at_diagnose: bool = False) -> Location | None:
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_DIAGNOSE_DIR):
         frame = frame.f_back  # the watch's own frames
+    library: Location | None = None
     while frame is not None:
         filename = frame.f_code.co_filename
         if stop_at_diagnose and filename.startswith(_DIAGNOSE_DIR):
-            return None
+            break
         if not filename.startswith(_SKIP_PREFIXES):
-            return Location(file=filename, line=frame.f_lineno, function=frame.f_code.co_name)
+            here = Location(file=filename, line=frame.f_lineno, function=frame.f_code.co_name)
+            if not _is_library(filename):
+                if library is not None:
+                    here.via = f"{library.file}:{library.line}"
+                return here
+            library = library or here
         frame = frame.f_back
-    return None
+    # Only library code (e.g. a loss inside transformers) called the op: name that place.
+    return library
+
+
+def _is_library(filename: str) -> bool:
+    """Installed third-party code: the user's line is further out, where they called it."""
+    return "site-packages" in filename or "dist-packages" in filename
 
 
 @dataclass
