@@ -1,43 +1,58 @@
-"""Root cause: a custom normalisation divides by a standard deviation that is exactly 0.
+"""Root cause: a hand-written layer norm divides by a standard deviation that is exactly 0.
 
-``FeatureNorm`` standardises each feature over the batch as ``(x - mean) / std`` with no epsilon.
-One input column is a constant (a sensor stuck at 1.0), so its std is 0 and the division gives
-0/0 = nan in the very first forward pass. Adding an eps to the denominator (as BatchNorm does)
-removes it.
+``PlainLayerNorm`` normalises each sample over its features as ``(x - mean) / std`` with no
+epsilon. The batches are padded: short sequences are filled with all-zero rows, whose std is 0,
+so the division gives 0/0 = nan as soon as a batch holds a padded row. Adding an eps to the
+denominator (as ``nn.LayerNorm`` does) removes it.
 """
 
 import torch
 from torch import nn
 
 
-class FeatureNorm(nn.Module):
+class PlainLayerNorm(nn.Module):
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(features))
+        self.beta = nn.Parameter(torch.zeros(features))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mean = x.mean(dim=0, keepdim=True)
-        std = x.std(dim=0, keepdim=True)
-        return (x - mean) / std
+        mu = x.mean(dim=-1, keepdim=True)
+        sigma = x.std(dim=-1, keepdim=True)
+        z = (x - mu) / sigma
+        return self.gamma * z + self.beta
 
 
-class Net(nn.Module):
+class Tagger(nn.Module):
+    """Per-token classifier over padded sequences of 8-dimensional token features."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.norm = FeatureNorm()
-        self.body = nn.Sequential(nn.Linear(6, 24), nn.GELU(), nn.Linear(24, 3))
+        self.proj = nn.Linear(8, 32, bias=False)
+        self.norm = PlainLayerNorm(32)
+        self.head = nn.Linear(32, 4)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.body(self.norm(x))
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.tanh(self.norm(self.proj(tokens))))
+
+
+def padded_batch(generator: torch.Generator, pad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    tokens = torch.randn(6, 10, 8, generator=generator)
+    labels = torch.randint(0, 4, (6, 10), generator=generator)
+    if pad:
+        tokens[2, 7:] = 0.0  # a short sequence, padded with zeros
+    return tokens, labels
 
 
 torch.manual_seed(3)
-data = torch.randn(300, 6)
-data[:, 4] = 1.0  # a stuck sensor: this column never changes
-target = torch.randint(0, 3, (300,))
-
-net = Net()
-opt = torch.optim.RMSprop(net.parameters(), lr=1e-3)
+model = Tagger()
+optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-3)
+gen = torch.Generator().manual_seed(11)
 for step in range(20):
-    sl = slice(step * 15 % 300, step * 15 % 300 + 15)
-    opt.zero_grad()
-    loss = nn.functional.cross_entropy(net(data[sl]), target[sl])
+    tokens, labels = padded_batch(gen, pad=step >= 5)
+    optimizer.zero_grad()
+    logits = model(tokens)
+    loss = nn.functional.cross_entropy(logits.reshape(-1, 4), labels.reshape(-1))
     loss.backward()
-    opt.step()
+    optimizer.step()
     print(f"step {step} loss {loss.item():.4g}")

@@ -25,8 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from diagnose.integrations.session import TracedRun, analyze, write
-from diagnose.report import Report
+from diagnose.integrations.session import ReportingCallback
 
 PACKAGES = ("lightning.pytorch", "pytorch_lightning")
 
@@ -51,47 +50,23 @@ def _lightning() -> ModuleType:
 _pl = _lightning()
 
 
-class DiagnoseCallback(_pl.Callback):  # type: ignore[misc,name-defined]
+class DiagnoseCallback(ReportingCallback, _pl.Callback):  # type: ignore[misc,name-defined]
     """Trace ``Trainer.fit``'s training loop; ``report`` is set when training ends."""
 
     def __init__(self, report_path: str | Path | None = None, *, analyze: bool = True,
                  **tracer_options: Any) -> None:
         super().__init__()
-        self.report_path = Path(report_path) if report_path is not None else None
-        self.analyze = analyze
-        self.tracer_options = tracer_options
-        self.run: TracedRun | None = None
-        self.report: Report | None = None
-
-    @property
-    def tracer(self) -> Any:
-        """The tracer while training runs, else None."""
-        return self.run.tracer if self.run is not None else None
+        self._setup(report_path, analyze, tracer_options)
 
     # -- Trainer events ----------------------------------------------------------------
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-        self.finish()  # a second fit() starts afresh
-        self.report = None
-        self.run = TracedRun(self.tracer_options, lambda capture: _observe(capture, trainer))
+        self.start(lambda capture: _observe(capture, trainer))
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         self.finish()
 
     def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
         self.finish(exception)
-
-    # -- the end of a run ----------------------------------------------------------------
-    def finish(self, exc: BaseException | None = None) -> Report | None:
-        """Stop the tracer (if running), build the report and write it; idempotent."""
-        run, self.run = self.run, None
-        if run is None:
-            return self.report
-        report = run.finish(exc)
-        if self.analyze:
-            report = analyze(report)
-        self.report = report
-        write(report, self.report_path)
-        return report
 
 
 def _observe(capture: Any, trainer: Any) -> None:

@@ -144,3 +144,47 @@ def analyze(report: Report) -> Report:
 def write(report: Report, path: Path | None) -> None:
     if path is not None:
         report.write(path)
+
+
+class ReportingCallback:
+    """What the framework callbacks share: the options, the traced run and its report.
+
+    Mixed into each framework's own callback base class, which supplies the event methods.
+    """
+
+    report_path: Path | None
+    analyze: bool
+    tracer_options: dict[str, Any]
+    run: TracedRun | None
+    report: Report | None
+
+    def _setup(self, report_path: str | Path | None, analyze: bool,
+               tracer_options: dict[str, Any]) -> None:
+        self.report_path = Path(report_path) if report_path is not None else None
+        self.analyze = analyze
+        self.tracer_options = tracer_options
+        self.run = None
+        self.report = None
+
+    @property
+    def tracer(self) -> Any:
+        """The tracer while training runs, else None."""
+        return self.run.tracer if self.run is not None else None
+
+    def start(self, observer: Observer) -> None:
+        """Begin a traced run; a second fit()/train() call starts afresh."""
+        self.finish()
+        self.report = None
+        self.run = TracedRun(self.tracer_options, observer)
+
+    def finish(self, exc: BaseException | None = None) -> Report | None:
+        """Stop the tracer (if running), build the report and write it; idempotent."""
+        run, self.run = self.run, None
+        if run is None:
+            return self.report
+        report = run.finish(exc)
+        if self.analyze:
+            report = analyze(report)
+        self.report = report
+        write(report, self.report_path)
+        return report

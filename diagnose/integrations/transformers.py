@@ -29,25 +29,15 @@ except ImportError as missing:
         "diagnose.integrations.transformers needs transformers: pip install transformers"
     ) from missing
 
-from diagnose.integrations.session import TracedRun, analyze, write
-from diagnose.report import Report
+from diagnose.integrations.session import ReportingCallback
 
 
-class DiagnoseCallback(TrainerCallback):
+class DiagnoseCallback(ReportingCallback, TrainerCallback):
     """Trace the Trainer's training loop; ``report`` is set when training ends."""
 
     def __init__(self, report_path: str | Path | None = None, *, analyze: bool = True,
                  **tracer_options: Any) -> None:
-        self.report_path = Path(report_path) if report_path is not None else None
-        self.analyze = analyze
-        self.tracer_options = tracer_options
-        self.run: TracedRun | None = None
-        self.report: Report | None = None
-
-    @property
-    def tracer(self) -> Any:
-        """The tracer while training runs, else None."""
-        return self.run.tracer if self.run is not None else None
+        self._setup(report_path, analyze, tracer_options)
 
     # -- Trainer events ----------------------------------------------------------------
     def on_init_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -56,31 +46,15 @@ class DiagnoseCallback(TrainerCallback):
             _finish_on_exception(trainer, self)
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.finish()  # a second train() call starts afresh
-        self.report = None
-
         def observe(capture: Any) -> None:
             capture.observe_training_arguments(args)
             capture.observe(optimizer=kwargs.get("optimizer"),
                             lr_scheduler=kwargs.get("lr_scheduler"), model=kwargs.get("model"))
 
-        self.run = TracedRun(self.tracer_options, observe)
+        self.start(observe)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.finish()
-
-    # -- the end of a run ----------------------------------------------------------------
-    def finish(self, exc: BaseException | None = None) -> Report | None:
-        """Stop the tracer (if running), build the report and write it; idempotent."""
-        run, self.run = self.run, None
-        if run is None:
-            return self.report
-        report = run.finish(exc)
-        if self.analyze:
-            report = analyze(report)
-        self.report = report
-        write(report, self.report_path)
-        return report
 
 
 def _calling_trainer(callback: DiagnoseCallback) -> Any:

@@ -28,7 +28,7 @@ EVENTS = {
     "rnn_exploding_grads.py": (None, "backward"),
     "bad_init.py": (None, "forward"),
     "log_zero_loss.py": ("return -(t * torch.log(p)", "loss"),
-    "zero_std_norm.py": ("return (x - mean) / std", "forward"),
+    "zero_std_norm.py": ("z = (x - mu) / sigma", "forward"),
     "sqrt_zero_backward.py": (".sqrt()", "backward"),
     "exp_overflow_softmax.py": ("e = torch.exp(z)", "forward"),
     "nan_in_data.py": (None, "input"),
