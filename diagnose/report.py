@@ -203,6 +203,9 @@ class MatchRef(_Model):
     error_message: str | None = Field(None, description="The record's canonical message.")
     solutions: list[str] = Field(default_factory=list)
     example_fix: str | None = None
+    kind: str | None = Field(
+        None, description='"pattern" or "similar" for an exception; "related" to a symptom.'
+    )
 
 
 class RankSummary(_Model):

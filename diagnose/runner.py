@@ -280,24 +280,29 @@ def _attach_patches(report: Report, script: Path) -> Report:
 
 
 def _add_matches(report: Report, options: RunOptions) -> Report:
+    """Dataset records for the script's exception, or related to a non-finite event's symptoms."""
     event = report.event
-    if event is None or event.kind != "exception":
+    if event is None:
         return report
-    from diagnose.matcher import Matcher
     from diagnose.records import load_records
 
-    loaded = load_records(*options.datasets) if options.datasets else load_records()
+    records = list(load_records().records)
     if options.datasets:
-        builtin = load_records()
-        records = [*builtin.records, *loaded.records]
-    else:
-        records = loaded.records
+        records += list(load_records(*options.datasets).records)
+    if event.kind != "exception":
+        from diagnose.related import related_records
+
+        report.matches = related_records(report.symptoms, records, limit=options.match_limit)
+        return report
+    from diagnose.matcher import Matcher
+
     text = event.traceback or f"{event.exception_type}: {event.message}"
     matches = Matcher(records).match(text, limit=options.match_limit)
     report.matches = [
         MatchRef(record_id=m.record.id, slug=m.record.slug, score=round(float(m.score), 4),
                  reason=getattr(m, "reason", None), error_message=m.record.errorMessage,
-                 solutions=list(m.record.solutions or []), example_fix=m.record.exampleFix)
+                 solutions=list(m.record.solutions or []), example_fix=m.record.exampleFix,
+                 kind=getattr(m, "kind", None))
         for m in matches
     ]
     return report

@@ -60,7 +60,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
         for rank, match in enumerate(report.matches):
             reason = f" — {safe(match.reason)}" if match.reason else ""
             out.append(f"  {match.score:.2f}  {safe(match.slug)} [{match.record_id}]{reason}")
-            if rank == 0:
+            if rank == 0 and match.kind != "related":
                 out += [f"        - {safe(sol)}" for sol in match.solutions]
                 if match.example_fix:
                     out += [f"        {safe(line)}" for line in match.example_fix.splitlines()]

@@ -1,0 +1,58 @@
+"""Dataset records related to a diagnosis that has no error message to match.
+
+A non-finite event is not an exception, so the matcher has no text to work on; yet the same
+root cause is what other tools report as DebugUnderflowOverflow aborts, anomaly-mode errors,
+loss-scaler messages or a framework's nan checks. ``rules/_related.yaml`` maps each symptom to
+dataset tags; records sharing more of them, for more confident symptoms, rank higher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import yaml
+
+from diagnose.paths import rules_dir
+from diagnose.report import MatchRef, Symptom
+
+RELATED_FILE = "_related.yaml"
+
+
+def load_related_tags() -> dict[str, list[str]]:
+    """Symptom id -> record tags, from the shipped ``rules/_related.yaml``."""
+    data = yaml.safe_load((rules_dir() / RELATED_FILE).read_text(encoding="utf-8")) or {}
+    return {str(k): [str(t) for t in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def related_records(
+    symptoms: Sequence[Symptom], records: Iterable[Any], limit: int = 5,
+    tags_by_symptom: dict[str, list[str]] | None = None,
+) -> list[MatchRef]:
+    """Records related to ``symptoms``, best first, each saying which symptom and tags."""
+    tags_by_symptom = load_related_tags() if tags_by_symptom is None else tags_by_symptom
+    wanted = [(s, tags_by_symptom[s.id]) for s in symptoms if tags_by_symptom.get(s.id)]
+    if not wanted:
+        return []
+    scored: list[tuple[float, int, MatchRef]] = []
+    for order, record in enumerate(records):
+        record_tags = set(record.tags or ())
+        best: tuple[float, Symptom, list[str]] | None = None
+        for symptom, tags in wanted:
+            shared = [t for t in tags if t in record_tags]
+            if not shared:
+                continue
+            score = symptom.confidence * len(shared) / len(tags)
+            if best is None or score > best[0]:
+                best = (score, symptom, shared)
+        if best is None:
+            continue
+        score, symptom, shared = best
+        reason = f"related to {symptom.title or symptom.id}: tags {', '.join(shared)}"
+        scored.append((score, order, MatchRef(
+            record_id=record.id, slug=record.slug, score=round(score, 3), reason=reason,
+            error_message=record.errorMessage, solutions=list(record.solutions or []),
+            example_fix=record.exampleFix, kind="related",
+        )))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [ref for _, _, ref in scored[:limit]]

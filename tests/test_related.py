@@ -1,0 +1,38 @@
+"""A non-finite event has no message to match: records related to its symptoms stand in."""
+
+from __future__ import annotations
+
+from diagnose.facts.symptoms import TITLES
+from diagnose.records import load_records
+from diagnose.related import load_related_tags, related_records
+from diagnose.report import Symptom
+
+RECORDS = list(load_records().records)
+
+
+def test_every_mapped_symptom_exists_and_every_tag_is_used_by_some_record():
+    tags_in_dataset = {t for r in RECORDS for t in r.tags}
+    for symptom_id, tags in load_related_tags().items():
+        assert symptom_id in TITLES, symptom_id
+        assert set(tags) <= tags_in_dataset, (symptom_id, set(tags) - tags_in_dataset)
+
+
+def test_fp16_overflow_brings_the_fp16_overflow_records_first():
+    refs = related_records([Symptom(id="fp16-overflow", confidence=0.9, title="fp16 overflow")],
+                           RECORDS)
+    slugs = [r.slug for r in refs]
+    assert "value-cannot-be-converted-without-overflow" in slugs[:3]
+    assert all(r.kind == "related" and "fp16 overflow" in r.reason for r in refs)
+    assert [r.score for r in refs] == sorted((r.score for r in refs), reverse=True)
+
+
+def test_more_confident_symptoms_lead():
+    weak_fp16 = Symptom(id="fp16-overflow", confidence=0.2)
+    strong_log = Symptom(id="log-domain", confidence=0.95)
+    refs = related_records([weak_fp16, strong_log], RECORDS, limit=2)
+    assert all("log-domain" in r.reason for r in refs)
+
+
+def test_no_related_records_without_a_mapped_symptom():
+    assert related_records([], RECORDS) == []
+    assert related_records([Symptom(id="script-exception", confidence=1.0)], RECORDS) == []
