@@ -469,6 +469,10 @@ class Tracer:
         # weights are checked when the tracer exits.
         if id(optimizer) == self._primary_opt:
             self._end_step(skipped=False)
+            if not self._roots and self._on:
+                # No module ever ran: a functional script whose whole step is user ops.
+                # Watch them until backward, so a non-finite loss still names its op.
+                self._start_watch()
 
     def _after_step_state(self, optimizer: Any) -> None:
         """Queue the weights and optimizer state (e.g. Adam's moments) for the next check."""

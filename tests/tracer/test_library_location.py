@@ -39,3 +39,23 @@ def test_an_op_inside_an_installed_library_is_located_at_the_users_call(tmp_path
     assert report.status == "nonfinite" and event.op == "log"
     assert event.location.file == str(script) and event.location.line == 12
     assert event.location.via.endswith("lossylib/__init__.py:5")
+
+
+def test_a_functional_script_without_modules_still_names_the_op_and_line(tmp_path):
+    script = tmp_path / "functional.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+
+        w = torch.zeros(4, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        for step in range(4):
+            p = torch.sigmoid(w) * (step < 2)
+            loss = -torch.log(p).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    """))
+    report = diagnose_script(script)
+    event = report.event
+    assert report.status == "nonfinite" and event.phase == "loss" and event.step == 2
+    assert event.op == "log" and event.location.line == 8
