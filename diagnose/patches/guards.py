@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.source import code_of, dotted, number
+from diagnose.patches.source import Edit, code_of, dotted, number
 
 LOG_FLOOR = "1e-7"  # log(1e-7) = -16: finite, and its gradient stays below 1e7
 EXP_CEILING = "80.0"  # exp(80) = 5.5e34 < float32's 3.4e38
@@ -33,6 +33,17 @@ def _wrap(expr: cst.BaseExpression) -> str:
     return text if atomic else f"({text})"
 
 
+def _set_operand(edit: Edit, call: cst.Call, method: bool, *, operand: str, receiver: str,
+                 name: str) -> None:
+    """Give ``call`` a new operand: ``receiver.name(...)`` for a method call (``x.log()``),
+    ``operand`` as the first argument for a function call (``torch.log(x)``)."""
+    if method:
+        edit.replace(call.func, f"{receiver}.{name}")
+    else:
+        edit.replace(call, call.with_changes(args=[
+            call.args[0].with_changes(value=cst.parse_expression(operand)), *call.args[1:]]))
+
+
 def _ops(ctx: PatchContext, name: str, what: str) -> list[cst.Call]:
     def is_op(call: cst.Call) -> bool:
         target, _ = _receiver_or_arg(call)
@@ -54,11 +65,7 @@ def stabilize_log(ctx: PatchContext) -> Patched:
             notes.append("log(softmax(x)) -> log_softmax(x)")
             continue
         clamped = f"{_wrap(target)}.clamp_min({LOG_FLOOR})"
-        if method:
-            edit.replace(call.func, f"{clamped}.log")
-        else:
-            edit.replace(call, call.with_changes(args=[
-                call.args[0].with_changes(value=cst.parse_expression(clamped)), *call.args[1:]]))
+        _set_operand(edit, call, method, operand=clamped, receiver=clamped, name="log")
         notes.append(f"log({code_of(target)}) clamped at {LOG_FLOOR}")
     return Patched(edit.result(), "; ".join(notes) + " (log(0) = -inf)")
 
@@ -101,11 +108,9 @@ def guard_sqrt(ctx: PatchContext) -> Patched:
             edit.replace(target, f"({code_of(target)} + {eps})")
         else:
             target, method = _receiver_or_arg(node)
-            if method:
-                edit.replace(node.func, f"({code_of(target)} + {eps}).sqrt")
-            else:
-                edit.replace(node, node.with_changes(args=[node.args[0].with_changes(
-                    value=cst.parse_expression(f"{code_of(target)} + {eps}")), *node.args[1:]]))
+            guarded = f"{code_of(target)} + {eps}"
+            _set_operand(edit, node, method, operand=guarded, receiver=f"({guarded})",
+                         name="sqrt")
         notes.append(f"sqrt({code_of(target)} + {eps})")
     return Patched(edit.result(), "; ".join(notes) + ": the gradient of sqrt at 0 is infinite")
 
@@ -121,11 +126,7 @@ def stabilize_exp(ctx: PatchContext) -> Patched:
         else:
             shifted = f"{_wrap(target)}.clamp_max({EXP_CEILING})"
             note = f"exp's argument clamped at {EXP_CEILING} (exp(88.7) overflows float32)"
-        if method:
-            edit.replace(call.func, f"({shifted}).exp")
-        else:
-            edit.replace(call, call.with_changes(args=[
-                call.args[0].with_changes(value=cst.parse_expression(shifted)), *call.args[1:]]))
+        _set_operand(edit, call, method, operand=shifted, receiver=f"({shifted})", name="exp")
         notes.append(note)
     return Patched(edit.result(), "; ".join(dict.fromkeys(notes)))
 
