@@ -152,8 +152,8 @@ class Tracer:
                 _optim_hooks.register_optimizer_step_pre_hook(self._on_step_pre),
                 _optim_hooks.register_optimizer_step_post_hook(self._on_step_post),
             ]
-            self._patch(torch.Tensor, "backward", self._wrap_tensor_backward)
-            self._patch(torch.autograd, "backward", self._wrap_autograd_backward)
+            self._patch(torch.Tensor, "backward", self._wrap_backward)
+            self._patch(torch.autograd, "backward", self._wrap_backward)
             self._patch(torch.amp.GradScaler, "scale", self._wrap_scaler_scale)
             self._patch(torch.amp.GradScaler, "step", self._wrap_scaler_step)
             self._patch(torch.amp.GradScaler, "update", self._wrap_scaler_update)
@@ -356,23 +356,10 @@ class Tracer:
         if self.check_at_backward:
             self._check()
 
-    def _wrap_tensor_backward(self, original: Any) -> Any:
-        tracer = self
-
-        def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if tracer._in_backward_call:
-                return original(tensor, *args, **kwargs)
-            tracer._before_backward(tensor)
-            tracer._in_backward_call = True
-            try:
-                return original(tensor, *args, **kwargs)
-            finally:
-                tracer._in_backward_call = False
-
-        backward.__wrapped__ = original  # type: ignore[attr-defined]
-        return backward
-
-    def _wrap_autograd_backward(self, original: Any) -> Any:
+    def _wrap_backward(self, original: Any) -> Any:
+        """Wrap ``Tensor.backward`` or ``torch.autograd.backward`` (first argument: the
+        tensor(s) to differentiate); ``Tensor.backward`` calls the other, and the flag makes
+        that count once."""
         tracer = self
 
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
