@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from pathlib import Path
 
 
 class ExitStatus(IntEnum):
@@ -13,3 +14,20 @@ class ExitStatus(IntEnum):
 
 class UsageError(Exception):
     """Bad usage or input: the CLI prints the message as one line and exits 2."""
+
+
+def read_user_text(path: Path, what: str, error: type[Exception] = UsageError) -> str:
+    """A file the user named, as UTF-8 text; ``error`` with one line saying why it can't be.
+
+    ``what`` names the file in the message ("config file", "report file").
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a folder, not a {what}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None

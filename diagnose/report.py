@@ -20,6 +20,8 @@ from pydantic import (
     field_validator,
 )
 
+from diagnose.errors import read_user_text
+
 REPORT_VERSION = 1
 
 Status = Literal["clean", "nonfinite", "exception"]
@@ -257,14 +259,7 @@ class Report(_Model):
     def load(cls, path: str | Path) -> Report:
         """Read a saved report. Raises ReportError with one clear line on bad input."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ReportError(f"{path}: no such report file") from None
-        except IsADirectoryError:
-            raise ReportError(f"{path}: is a folder, not a report file") from None
-        except UnicodeDecodeError as exc:
-            raise ReportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        text = read_user_text(path, "report file", ReportError)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from diagnose.errors import UsageError
+from diagnose.errors import UsageError, read_user_text
 from diagnose.report import Config
 
 PRECISIONS = ("fp32", "fp16", "bf16", "fp64", "fp16-autocast", "bf16-autocast", "mixed",
@@ -42,16 +42,7 @@ _EXPONENT_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """Read a YAML or JSON config file; ``UsageError`` with one clear line when it is bad."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such config file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a config file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read config file: {exc.strerror}") from None
+    text = read_user_text(path, "config file")
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
