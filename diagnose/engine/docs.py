@@ -57,37 +57,28 @@ tests:                          # facts that must fire the rule, and facts that 
 """
 
 
+def _table(title: str, intro: list[str], header: str, rows: dict[str, str]) -> list[str]:
+    """A reference section: heading, intro lines, then a two-column `name | meaning` table
+    (a `|` inside a meaning would end its cell, so it is written `/`)."""
+    lines = [f"## {title}", "", *intro, *([""] if intro else []), header, "|---|---|"]
+    lines += [f"| `{name}` | {meaning.replace('|', '/')} |" for name, meaning in rows.items()]
+    return [*lines, ""]
+
+
 def _operators() -> list[str]:
-    lines = [
-        "## Operators",
-        "",
+    return _table("Operators", [
         "A comparison with a fact that is absent or null is false (`ne` and `not_in` included);",
         "test for absence with `missing`. `true` never equals `1`.",
-        "",
-        "| operator | true when |",
-        "|---|---|",
-    ]
-    lines += [f"| `{name}` | {meaning} |" for name, meaning in OPERATORS.items()]
-    return [*lines, ""]
+    ], "| operator | true when |", OPERATORS)
 
 
 def _facts() -> list[str]:
-    lines = [
-        "## Facts",
-        "",
-        "Every symptom is also a fact, `symptom.<id>`, holding its confidence.",
-        "",
-        "| fact | meaning |",
-        "|---|---|",
-    ]
-    lines += [f"| `{name}` | {meaning.replace('|', '/')} |" for name, meaning in FACTS.items()]
-    return [*lines, ""]
+    return _table("Facts", ["Every symptom is also a fact, `symptom.<id>`, holding its confidence."],
+                  "| fact | meaning |", FACTS)
 
 
 def _symptoms() -> list[str]:
-    lines = ["## Symptoms", "", "| symptom | meaning |", "|---|---|"]
-    lines += [f"| `{sid}` | {title} |" for sid, title in TITLES.items()]
-    return [*lines, ""]
+    return _table("Symptoms", [], "| symptom | meaning |", TITLES)
 
 
 def _rule(rule: Rule, fixes: dict[str, FixInfo]) -> list[str]:
