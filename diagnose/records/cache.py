@@ -13,6 +13,11 @@ The key also includes a fingerprint of the schema and of the validation code, so
 either invalidates every entry. Entries are written to a temporary file and renamed into place,
 never modified, so an entry that was checked stays what was checked while it is read.
 
+A load that validates big inputs in worker processes (``parallel.py``, ``split.py``) has them
+write ordinary entries, under the same keys and the same rules, and then reads those entries as
+a warm load would. With the cache off (or not writable) it uses a private temporary folder
+instead, for that load only (``workers_store``).
+
 The format (see ``entry.py``) keeps what a load needs at once (the problems, the ids and the
 other ``HOT_FIELDS``) apart from the bulk of the records, which is decoded in blocks only when
 a record is first read: a warm load does no work per record.
@@ -23,11 +28,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from diagnose.paths import dataset_schema_path
 from diagnose.records import entry
@@ -35,10 +44,13 @@ from diagnose.records.parse import Parsed
 
 RACY_NS = 2_000_000_000
 _serial = itertools.count()  # temporary file names: unique per process, thread and write
+_private: Path | None = None  # the folder in use instead of the cache, while a load needs one
 
 
 def cache_dir() -> Path | None:
     """The records cache folder, or None when caching is off."""
+    if _private is not None:
+        return _private
     configured = os.environ.get("DIAGNOSE_CACHE_DIR")
     if configured is not None:
         if configured.strip().lower() in ("", "0", "off", "none"):
@@ -106,20 +118,61 @@ def load(path: Path, st: os.stat_result) -> Parsed | None:
     return opened.parsed()
 
 
+def key_for(st: os.stat_result, data: bytes, read_started_ns: int) -> tuple[Any, ...]:
+    """The key an entry for ``data`` (read from a file with stamps ``st``) is stored under."""
+    racy = is_racy(st, read_started_ns)
+    return (fingerprint(), signature(st), racy, content_hash(data) if racy else b"")
+
+
 def store(path: Path, st: os.stat_result, data: bytes, read_started_ns: int, parsed: Parsed) -> None:
     """Remember ``parsed`` for ``path`` (best effort: a read-only cache is not an error)."""
     folder = cache_dir()
     if folder is None:
         return
-    racy = is_racy(st, read_started_ns)
-    digest = content_hash(data) if racy else b""
-    key = (fingerprint(), signature(st), racy, digest)
-    _write(_entry_path(folder, path), entry.encode(key, parsed))
+    _write(_entry_path(folder, path), entry.encode(key_for(st, data, read_started_ns), parsed))
+
+
+def entry_target(path: Path) -> Path | None:
+    """Where the entry for ``path`` goes (None when caching is off)."""
+    folder = cache_dir()
+    return None if folder is None else _entry_path(folder, path)
+
+
+def temp_name(target: Path) -> Path:
+    """A new file's name next to ``target``, to be renamed over it once complete."""
+    return target.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_serial)}")
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+@contextmanager
+def workers_store(private: bool = False) -> Iterator[Path]:
+    """A folder where worker processes can store entries for this load to read back: the
+    cache, or (when it is off or not writable, or ``private``) a temporary folder that is the
+    cache until the block ends and is then removed (results read from it stay valid: small
+    entries are read whole, big ones stay mapped)."""
+    global _private
+    folder = cache_dir()
+    if not private and folder is not None and _writable(folder):
+        yield folder
+        return
+    previous, _private = _private, Path(tempfile.mkdtemp(prefix="diagnose-records-"))
+    try:
+        yield _private
+    finally:
+        shutil.rmtree(_private, ignore_errors=True)
+        _private = previous
 
 
 def _write(target: Path, parts: Iterable[bytes]) -> None:
     """Write a new file next to ``target`` and rename it over ``target`` (never in place)."""
-    tmp = target.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_serial)}")
+    tmp = temp_name(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.paths import records_dir
-from diagnose.records import cache
+from diagnose.records import cache, parallel, split
 from diagnose.records.parse import JSON_LINES_SUFFIXES, Parsed, parse_bytes
 from diagnose.records.problems import LoadResult, Problem, Skipped
 from diagnose.records.recordlist import RecordList
@@ -62,13 +62,16 @@ def _starts_like_json(path: Path) -> bool:
     return head[:1] in (b"{", b"[")
 
 
-def _read(path: Path, display: str) -> tuple[Parsed | None, Problem | None]:
+def _read(path: Path, display: str, parse: bool = True) -> tuple[Parsed | None, Problem | None]:
+    """The file's records and findings, from the cache when it has them; else read and parsed
+    (big files by worker processes, ``split.py``) and stored. ``parse=False``: the cache only
+    ((None, None) when it does not have them)."""
     try:
         st = path.stat()
     except OSError as exc:
         return None, Problem(display, f"cannot read: {exc.strerror or exc}")
     hit = cache.load(path, st)
-    if hit is not None:
+    if hit is not None or not parse:
         return hit, None
     started = time.time_ns()
     try:
@@ -76,10 +79,23 @@ def _read(path: Path, display: str) -> tuple[Parsed | None, Problem | None]:
         after = path.stat()
     except OSError as exc:
         return None, Problem(display, f"cannot read: {exc.strerror or exc}")
-    parsed = parse_bytes(data, path.suffix.lower())
-    if cache.signature(after) == cache.signature(st):  # not changed while we read it
-        cache.store(path, after, data, started, parsed)
+    unchanged = cache.signature(after) == cache.signature(st)  # not changed while we read it
+    suffix = path.suffix.lower()
+    parsed = split.parse_split(path, data, suffix, after, started, publish=unchanged)
+    if parsed is None:
+        parsed = parse_bytes(data, suffix)
+        if unchanged:
+            cache.store(path, after, data, started, parsed)
     return parsed, None
+
+
+def _split_by_itself(path: Path) -> bool:
+    """Whether a file is big JSON Lines, which ``_read`` splits among workers by itself."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return False
+    return path.suffix.lower() in JSON_LINES_SUFFIXES and parallel.workers_for(size) > 1
 
 
 class _Loading:
@@ -90,8 +106,9 @@ class _Loading:
         self.segments: list[Any] = []  # per file: its records (a list, or lazy from the cache)
         self.where: list[tuple[str, Any]] = []  # per file: (display, where of each record)
 
-    def add_file(self, path: Path, display: str, explicit: bool) -> None:
-        parsed, problem = _read(path, display)
+    def add_file(self, path: Path, display: str, explicit: bool,
+                 read: tuple[Parsed | None, Problem | None] | None = None) -> None:
+        parsed, problem = read if read is not None else _read(path, display)
         result = self.result
         if problem is not None:
             result.files.append(display)
@@ -113,8 +130,16 @@ class _Loading:
     def add_folder(self, folder: Path, display: str) -> None:
         result = self.result
         records, problems, skipped = self.count(), len(result.problems), len(result.skipped)
-        for path in _walk(folder, result):
-            self.add_file(path, _display(path), explicit=False)
+        paths = _walk(folder, result)
+        displays = [_display(path) for path in paths]
+        # what the cache holds now; the rest is validated by worker processes when that pays
+        cached = [_read(path, shown, parse=False) for path, shown in zip(paths, displays, strict=True)]
+        cold = [path for path, read in zip(paths, cached, strict=True)
+                if read == (None, None) and not _split_by_itself(path)]
+        with parallel.prefetched(cold, lambda path: _read(path, "")):
+            for path, shown, read in zip(paths, displays, cached, strict=True):
+                self.add_file(path, shown, explicit=False,
+                              read=None if read == (None, None) else read)
         if self.count() == records and len(result.problems) == problems:
             note = len(result.skipped) - skipped
             extra = f" (skipped {note} file{'s' if note != 1 else ''})" if note else ""

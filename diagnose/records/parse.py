@@ -144,16 +144,17 @@ def _slow_line(out: Parsed, line: bytes, n: int) -> None:
     _one_item(out, raw, n, None)
 
 
-def _json_lines(out: Parsed, data: bytes, whole: bytes) -> None:
+def _json_lines(out: Parsed, data: bytes, whole: bytes, first_line: int = 1) -> bool:
     """JSON Lines: each line validated in one pydantic call; failing lines the slow way.
 
-    ``whole`` is the whole file (``data`` is it without a byte order mark). When a line fails,
-    the file is checked once for UTF-8: a file that is not UTF-8 is reported as a whole.
+    ``whole`` is the whole file (``data`` is it without a byte order mark, or the piece of it
+    that starts at line ``first_line``). When a line fails, ``whole`` is checked once for UTF-8:
+    a file that is not UTF-8 is reported as a whole, and False returned.
     """
     wrapper, record = _WRAPPER.validate_json, _RECORD.validate_json
     records, where = out.records, out.where
     checked = False
-    for n, line in enumerate(data.split(b"\n"), 1):
+    for n, line in enumerate(data.split(b"\n"), first_line):
         if not line or line.isspace():
             continue
         wrapped = b'"record"' in line
@@ -165,7 +166,7 @@ def _json_lines(out: Parsed, data: bytes, whole: bytes) -> None:
                 problem = _decode_error(whole)
                 if problem is not None:
                     out.records, out.where, out.findings = [], [], [problem]
-                    return
+                    return False
             _slow_line(out, line, n)
             continue
         if wrapped:
@@ -174,6 +175,54 @@ def _json_lines(out: Parsed, data: bytes, whole: bytes) -> None:
         else:
             records.append(item)
             where.append((n, None, "$"))
+    return True
+
+
+def parse_lines(data: bytes, whole: bytes, first_line: int) -> Parsed | None:
+    """The records and findings of a piece of a JSON Lines file that starts at line
+    ``first_line`` (as ``parse_bytes`` finds them for those lines of the whole file), or None
+    when ``whole`` turns out not to be UTF-8: that is a finding about the whole file."""
+    out = Parsed()
+    return out if _json_lines(out, data, whole, first_line) else None
+
+
+# A first line longer than this is not read twice to see whether the file is JSON Lines.
+_FIRST_LINE_MAX = 1 << 22
+
+
+def json_lines_start(data: bytes, suffix: str) -> tuple[int, bool] | None:
+    """Where the lines start (after a byte order mark) when ``parse_bytes`` reads ``data`` as
+    JSON Lines, and whether it first checks the whole file for UTF-8 (it does for a file that is
+    JSON Lines only by its content); None when it does not read it line by line (or may not).
+
+    Without a JSON Lines suffix, ``parse_bytes`` reads the lines when the document is several
+    JSON values: that is when its first line alone is one whole value and something follows.
+    """
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    if suffix in JSON_LINES_SUFFIXES:
+        return None if data[bom:].isspace() or len(data) == bom else (bom, False)
+    start = _BLANK.match(data, bom).end()  # type: ignore[union-attr]
+    end = data.find(b"\n", start, start + _FIRST_LINE_MAX)
+    if end < 0 or not _text_follows(data, end):
+        return None
+    try:
+        json.loads(data[start:end].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return bom, True
+
+
+def _text_follows(data: bytes, end: int) -> bool:
+    """Whether ``data[end:]`` holds more than whitespace as ``str.strip`` sees it (what
+    ``_document_slow`` asks), judged from the last 4 KiB; False when unsure."""
+    cut = max(end, len(data) - 4096)
+    while cut > end and 0x80 <= data[cut] < 0xC0:  # not inside a UTF-8 sequence
+        cut -= 1
+    try:
+        tail = data[cut:].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return bool(tail.strip())
 
 
 def _document_fast(out: Parsed, data: bytes) -> bool:
