@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -125,8 +126,14 @@ def write_datasets(base: Path, n: int) -> tuple[Path, Path]:
     return jsonl, folder
 
 
+def cpu_time() -> float:
+    """CPU seconds of this process and of its reaped children (the loader's workers)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def clock() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
+    return time.perf_counter(), cpu_time()
 
 
 def since(start: tuple[float, float]) -> tuple[float, float]:
@@ -143,31 +150,54 @@ def timed(path: Path) -> tuple[tuple[float, float], LoadResult]:
 
 
 _FRESH = """
-import os, sys, time
+import os, resource, sys, time
 sys.path.insert(0, {root!r})
-from diagnose.records import load_records
-wall, cpu = time.perf_counter(), time.process_time()
+from diagnose.records import forked, load_records, parallel
+if {serial!r}:
+    parallel.MIN_BYTES = 1 << 62
+reaped, rounds = [], []  # CPU seconds of each worker; of the busiest worker of each fork round
+def waitpid(pid, options):
+    pid, status, usage = os.wait4(pid, options)
+    reaped.append(usage.ru_utime + usage.ru_stime)
+    return pid, status
+os.waitpid = waitpid
+close = forked.Forked.close
+def closing(self):
+    reaped.clear()
+    close(self)
+    if reaped:
+        rounds.append(max(reaped))
+forked.Forked.close = closing
+def cpu():
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+wall, start, mine = time.perf_counter(), cpu(), time.process_time()
 result = load_records({path!r})
-print(time.perf_counter() - wall, time.process_time() - cpu, len(result.records))
+mine = time.process_time() - mine
+print(time.perf_counter() - wall, cpu() - start, mine + sum(rounds), len(result.records))
 """
 
 
-def cold_in_fresh_process(path: Path, cache_dir: Path) -> tuple[float, float]:
-    """A cold load as a user meets it: a new process (imports not timed), an empty cache.
+def cold_in_fresh_process(path: Path, cache_dir: Path,
+                          serial: bool = False) -> tuple[float, float, float]:
+    """A cold load as a user meets it: a new process (imports not timed), an empty cache;
+    ``serial``: with the worker processes turned off, for a side-by-side comparison.
 
     The in-process ``cold`` column runs in a process that just generated ~200 MB of records,
     whose heap and allocator state slow the load; this is the figure the target is about.
+    Returns wall, CPU (with the workers') and the critical path: this process's CPU plus, for
+    each round of workers, the CPU of the busiest one (the wall time on otherwise idle cores).
     """
     root = str(Path(__file__).resolve().parent.parent)
-    code = _FRESH.format(root=root, path=str(path))
+    code = _FRESH.format(root=root, path=str(path), serial=serial)
     env = {**os.environ, "DIAGNOSE_CACHE_DIR": str(cache_dir)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout.split()
-    assert int(out[2]) > 0
-    return float(out[0]), float(out[1])
+    assert int(out[3]) > 0
+    return float(out[0]), float(out[1]), float(out[2])
 
 
-def fmt(t: tuple[float, float]) -> str:
+def fmt(t: tuple[float, ...]) -> str:
     return f"{t[0]:6.3f} ({t[1]:5.2f})"
 
 
@@ -177,14 +207,16 @@ def main() -> None:
           "seconds wall (CPU)")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        print(f"{'records':>8} {'layout':<16} {'MB':>5} {'cold new proc':>14} {'cold':>14} "
-              f"{'warm':>14} {'+ids':>14} {'build all':>14} {'cold/warm':>9}")
+        print(f"{'records':>8} {'layout':<16} {'MB':>5} {'1 proc, new':>14} "
+              f"{'cold new proc':>14} {'idle':>5} {'cold':>14} "
+              f"{'warm':>14} {'+ids':>14} {'build all':>14} {'cold/warm':>9} {'load':>5}")
         for n in sizes:
             jsonl, folder = write_datasets(base, n)
             time.sleep(RACY_NS / 1e9 + 0.1)  # as old as a real dataset file
             for path, layout in ((jsonl, "one JSONL file"), (folder, f"{-(-n // 100)} JSON files")):
                 size = (path.stat().st_size if path.is_file()
                         else sum(p.stat().st_size for p in path.iterdir()))
+                alone = cold_in_fresh_process(path, base / f"cache-alone-{path.name}", True)
                 fresh = cold_in_fresh_process(path, base / f"cache-fresh-{path.name}")
                 os.environ["DIAGNOSE_CACHE_DIR"] = str(base / f"cache-{path.name}")
                 cold, result = timed(path)
@@ -200,9 +232,10 @@ def main() -> None:
                 assert len(list(result.records)) == n
                 build = since(start)
                 del result
-                print(f"{n:>8} {layout:<16} {size / 1e6:>5.1f} {fmt(fresh):>14} {fmt(cold):>14} "
-                      f"{fmt(warm):>14} "
-                      f"{fmt(ids):>14} {fmt(build):>14} {cold[0] / warm[0]:>8.1f}x", flush=True)
+                print(f"{n:>8} {layout:<16} {size / 1e6:>5.1f} {fmt(alone):>14} {fmt(fresh):>14} "
+                      f"{fresh[2]:>5.2f} {fmt(cold):>14} {fmt(warm):>14} "
+                      f"{fmt(ids):>14} {fmt(build):>14} {cold[0] / warm[0]:>8.1f}x "
+                      f"{os.getloadavg()[0]:>5.1f}", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

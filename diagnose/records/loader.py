@@ -5,6 +5,11 @@ Folders are read recursively, in sorted order. In a folder, ``.json``, ``.jsonl`
 read when they start with ``{`` or ``[``; hidden files and folders are ignored; anything else,
 and JSON files that are JSON Schemas (``schema.json``), is skipped and listed in
 ``LoadResult.skipped``. A file named explicitly is always read as a record file.
+
+Cold inputs of many megabytes are validated by worker processes (``parallel.py``): the lines of
+one big JSON Lines file (``split.py``) or the files of a folder that the cache does not hold
+yet. They hand their results over as cache entries, so this process reads them as a warm load
+would, and the result is the serial one, record for record and problem for problem.
 """
 
 from __future__ import annotations

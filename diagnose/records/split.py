@@ -45,14 +45,13 @@ def _cuts(data: bytes, start: int, pieces: int) -> list[int]:
 
 def _piece(tmp: Path, data: bytes, start: int, end: int, check_utf8: bool) -> bytes:
     """Validate ``data[start:end]`` and append its records to ``tmp`` as parts; the reply."""
-    piece = data[start:end]
     if check_utf8:
         try:
-            piece.decode("utf-8")
+            data[start:end].decode("utf-8")
         except UnicodeDecodeError:
             return _SERIAL
     first_line = data.count(b"\n", 0, start) + 1
-    parsed = parse_lines(piece, piece if check_utf8 else data, first_line)
+    parsed = parse_lines(data, start, end, b"" if check_utf8 else data, first_line)
     if parsed is None:
         return _SERIAL
     parts: list[entry.PartRef] = []
