@@ -8,22 +8,59 @@ records each), in a temporary folder, and left alone for ``RACY_NS`` so it is as
 dataset file (a file changed less than 2 s before it is read costs one extra SHA-256 pass, 0.15 s
 per 200 MB, on the cold load and the first warm one; see ``diagnose/records/cache.py``).
 
-Columns: ``cold new proc``: a cold load in a new process (imports not timed), as a user meets
-it. ``cold``: an empty cache folder, so every file is read, parsed, validated and stored in
-the cache, in this process (which holds the generated records). ``warm``: the same load again (best of 3), served by the cache. ``+ids``: on the warm
-result, ``len(records)`` plus the hot columns an index over all records needs (``id``, ``slug``,
-``messagePattern``, ``errorMessage``, ``errorClass`` via ``records.column``). ``build all``:
-turning every warm record into a model (``list(records)``), which a warm load itself never does.
-Each time is wall clock with the process CPU time beside it: on a machine shared with other jobs
-the CPU time is what the load costs, the wall time what this run happened to wait.
+Columns: ``1 proc, new``: a cold load in a new process (imports not timed) with the worker
+processes turned off, side by side with ``cold new proc``: the same as a user meets it (workers
+on for inputs above ``parallel.MIN_BYTES``). ``idle``: that load's critical path, its own CPU
+time plus the CPU time of the busiest worker of each round (read with ``wait4``): its wall time
+on two otherwise idle cores. ``cold``: an empty cache folder, in this process (which holds the
+generated records). ``warm``: the same load again (best of 3), served by the cache. ``+ids``:
+on the warm result, ``len(records)`` plus the hot columns an index over all records needs
+(``id``, ``slug``, ``messagePattern``, ``errorMessage``, ``errorClass`` via
+``records.column``). ``build all``: turning every warm record into a model
+(``list(records)``), which a warm load itself never does. Each time is wall clock with the CPU
+time beside it (this process's and its workers'): on a machine shared with other jobs the CPU
+time is what the load costs, the wall time what this run happened to wait. ``load``: the
+1-minute load average after the row.
 Targets: 100k records under 3 s cold and under 0.3 s warm.
 
-Why this design (measured here, 2 cores, 100k records of 2 KB; side by side with the previous
-loader in one run at load average 2.8: one JSONL file cold 6.19 -> 2.56 s, warm 0.52 -> 0.072 s;
-1000 JSON files cold 3.83 -> 2.81 s, warm 0.64 -> 0.128 s; CPU seconds below):
+Measured (3 runs, 2 cores, while another job kept one core busy: load average 1.7-2.2, most of
+it that job; seconds wall (CPU), ranges over the runs):
 
-* Cold. Validation is one pydantic call per document or per JSON Lines line on the raw bytes
-  (Rust JSON parser and validators; no ``json.loads`` pass, no decoding to text first).
+    records  layout      1 proc, new          cold new proc        idle        warm
+    1k       JSONL       0.024-0.030          0.024-0.031          serial      0.001
+    1k       10 files    0.026-0.030          0.026-0.030          serial      0.001
+    10k      JSONL       0.25-0.36            0.28-0.31 (0.29-0.38)  0.16-0.21  0.004-0.005
+    10k      100 files   0.23-0.30            0.24-0.33            0.14-0.19   0.011-0.014
+    100k     JSONL       3.08-3.76 (3.1-3.7)  2.16-2.89 (2.9-3.6)  1.59-2.29   0.063-0.068
+    100k     1000 files  2.71-3.18 (2.7-3.2)  1.79-3.43 (2.8-3.5)  1.58-1.91   0.115-0.149
+
+In-process ``cold`` for 100k: JSONL 1.75-4.55 s, 1000 files 1.92-2.75 s. While the other job
+holds a whole core, the two workers share the other one and the wall time is the CPU time; in
+the rows where both workers did run at once (wall well below CPU), 100k records loaded cold in
+a new process in 1.79-2.30 s against 3.08-3.76 s serially in the same runs. Judge by ``idle``
+and the CPU columns: the workers' CPU in all is about the serial load's.
+
+Why this design (measured here, 2 cores, 100k records of 2 KB; side by side with the previous
+serial loader in one run at load average 2.8: one JSONL file cold 6.19 -> 2.56 s, warm 0.52 ->
+0.072 s; 1000 JSON files cold 3.83 -> 2.81 s, warm 0.64 -> 0.128 s; CPU seconds below):
+
+* Both cores, for big cold inputs (``diagnose/records/parallel.py``, ``split.py``, ``forked.py``).
+  Validation is pydantic and Python work under the GIL, so only a second process can use the
+  second core: workers are forked (no imports, the bytes shared copy-on-write), one per usable
+  CPU, each validating a piece of whole lines of a big JSON Lines file or a group of a folder's
+  uncached files, and each writes what it validated in the cache's own lazily decoded format.
+  The parent then opens those entries as a warm load does (0.06-0.15 s for 100k records), so it
+  never builds or receives 100k models (sending the models back would cost what building them
+  costs). A big file still gets one entry: the workers append their parts to one new file with
+  ``O_APPEND`` and the parent adds the header; joining per-worker files afterwards instead
+  (``copy_file_range``) cost 0.07-0.19 s more on the critical path. A worker's CPU for 50k
+  records: validation 0.8 s, encoding 0.2 s, page faults 0.25 s of it; having each worker
+  validate and write 8 MB at a time cut its peak memory from 631 to 265 MB but not its time
+  (1.08-1.20 s against 1.13-1.21 s), so it was left out. Threshold ``MIN_BYTES`` = 16 MiB: at
+  load 2.3, 4k records (7.8 MB) took 102 ms serially and 122 ms with workers, 8k (15.6 MB)
+  205 and 188 ms, 16k (31 MB) 589 and 328 ms.
+* Cold, in each process. Validation is one pydantic call per document or per JSON Lines line
+  on the raw bytes (Rust JSON parser and validators; no ``json.loads`` pass, no decoding).
   Parsing 196 MB into plain dicts alone costs 0.9 s (``TypeAdapter(dict)``; ``json.loads``
   1.2 s): that is the floor, and validating into the models now costs 1.36 s. On the way
   there: the Python callable that told wrapper from bare record cost 0.4-0.8 s and is gone
@@ -33,8 +70,10 @@ loader in one run at load average 2.8: one JSONL file cold 6.19 -> 2.56 s, warm 
   ``messagePattern`` is matched against the compiles-safely recogniser by pydantic's Rust
   regex engine, with ``re`` only outside it (-0.23 s; a property test keeps both recognisers
   identical). Per-line validation costs the same as one joined array (1.66 vs 1.80 s) and
-  cannot glue two broken lines into one valid record. Resuming the GC used to walk all new
-  records at once (0.4 s); they now go straight to the oldest generation (``loader._no_gc``).
+  cannot glue two broken lines into one valid record; lines are cut one at a time (splitting
+  all 100k at once kept 200 MB more alive and cost ~5% more, in page faults). Resuming the GC
+  used to walk all new records at once (0.4 s); they now go straight to the oldest generation
+  (``loader._no_gc``).
   Storing the cache: 0.3-0.45 s (model field dicts, marshal in blocks of 64: one marshal of
   everything is 2x slower, pickle 5x). With many small files each entry's file creation adds
   0.3-0.4 ms (ext4), 0.3-0.4 s for 1000 files.

@@ -26,9 +26,10 @@ from pathlib import Path
 
 from diagnose.records import cache, forked
 
-# Below this many bytes of cold input the work stays in the process (measured: see
-# benchmarks/bench_loader.py; forking and starting two workers costs a few ms).
-MIN_BYTES = 8 << 20
+# Below this many bytes of cold input the work stays in the process (benchmarks/bench_loader.py:
+# 7.8 MB took 102 ms serially, 122 ms with two workers; 15.6 MB 205 and 188 ms; 31 MB 589 and
+# 328 ms, with another job running).
+MIN_BYTES = 16 << 20
 MAX_WORKERS = 8
 # A worker that has not answered after this long is killed and its work done by the parent.
 TIMEOUT_BASE_S = 10.0
