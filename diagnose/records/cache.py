@@ -156,7 +156,9 @@ def workers_store(private: bool = False) -> Iterator[Path]:
     """A folder where worker processes can store entries for this load to read back: the
     cache, or (when it is off or not writable, or ``private``) a temporary folder that is the
     cache until the block ends and is then removed (results read from it stay valid: small
-    entries are read whole, big ones stay mapped)."""
+    entries are read whole, big ones stay mapped). The folder is process-wide: a load in another
+    thread meanwhile also uses it, which is as correct as using the cache (every entry still
+    checked by its key), only not kept."""
     global _private
     folder = cache_dir()
     if not private and folder is not None and _writable(folder):

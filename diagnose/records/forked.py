@@ -51,8 +51,12 @@ class Forked:
         self._chunks: list[list[bytes]] = [[] for _ in tasks]
         self._ended: list[bool] = [False] * len(tasks)  # the pipe reached end of file
         self._status: list[int | None] = [None] * len(tasks)
-        for number, task in enumerate(tasks):
-            self._pids.append(self._start(number, task))
+        try:
+            for number, task in enumerate(tasks):
+                self._pids.append(self._start(number, task))
+        except BaseException:  # interrupted while starting: leave no child behind
+            self.close()
+            raise
 
     def _start(self, number: int, task: Callable[[], bytes]) -> int | None:
         try:

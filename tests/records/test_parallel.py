@@ -218,6 +218,32 @@ def test_work_a_worker_does_not_deliver_is_done_by_the_parent(forced, monkeypatc
     assert summary(load_records(path, folder)) == expected, "warm"
 
 
+class Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_load_leaves_no_worker_and_no_file_behind(forced, monkeypatch, tmp_path,
+                                                                 private_cache):
+    """The parent interrupted while it waits (here by a timer; Ctrl-C alike): every worker is
+    killed and reaped, and no temporary entry is left."""
+    monkeypatch.setattr(forked, "child_hook", failing_hook(forced, "hang"))
+    path = big_jsonl(tmp_path / "big.jsonl")
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(Interrupted):
+            load_records(path)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert_workers_ran_and_were_reaped(forced)
+    assert [p.name for p in private_cache.rglob("*") if p.is_file()] == []
+
+
 def test_a_racy_entry_is_still_verified_by_content(forced, monkeypatch, tmp_path):
     """An entry written by workers for a file changed within the clock tick keeps its hash:
     a rewrite with identical stamps is seen."""
