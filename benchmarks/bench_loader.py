@@ -56,7 +56,9 @@ serial loader in one run at load average 2.8: one JSONL file cold 6.19 -> 2.56 s
   (``copy_file_range``) cost 0.07-0.19 s more on the critical path. A worker's CPU for 50k
   records: validation 0.8 s, encoding 0.2 s, page faults 0.25 s of it; having each worker
   validate and write 8 MB at a time cut its peak memory from 631 to 265 MB but not its time
-  (1.08-1.20 s against 1.13-1.21 s), so it was left out. Threshold ``MIN_BYTES`` = 16 MiB: at
+  (1.08-1.20 s against 1.13-1.21 s), so it was left out. With the cache off
+  (``DIAGNOSE_CACHE_DIR=off``) the workers still encode entries, into a private temporary
+  folder: ~0.4 s of CPU for 100k records that a serial load then skips. Threshold ``MIN_BYTES`` = 16 MiB: at
   load 2.3, 4k records (7.8 MB) took 102 ms serially and 122 ms with workers, 8k (15.6 MB)
   205 and 188 ms, 16k (31 MB) 589 and 328 ms.
 * Cold, in each process. Validation is one pydantic call per document or per JSON Lines line

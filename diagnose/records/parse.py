@@ -127,6 +127,8 @@ def _looks_wrapped(data: bytes) -> bool:
 
 def _decode_error(data: bytes) -> Finding | None:
     """A file-level finding when ``data`` is not UTF-8 (the file then loads no record)."""
+    if data.isascii():  # the common case, checked without decoding (0.1 s per 200 MB)
+        return None
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from diagnose.records import cache, entry, forked, load_records, parallel
+from diagnose.records import cache, entry, forked, load_records, parallel, split
 from tests.conftest import ROOT
 from tests.records.factory import record, wrapper, write_json, write_jsonl
 
@@ -86,7 +86,10 @@ def big_jsonl(path: Path, count: int = 40) -> Path:
     return path
 
 
-def test_a_big_jsonl_file_loads_as_serially(forced, monkeypatch, tmp_path, private_cache):
+@pytest.mark.parametrize("part_records", [split.PART_RECORDS, 3])
+def test_a_big_jsonl_file_loads_as_serially(forced, monkeypatch, tmp_path, private_cache,
+                                            part_records):
+    monkeypatch.setattr(split, "PART_RECORDS", part_records)  # 3: each worker writes 6 parts
     path = big_jsonl(tmp_path / "big.jsonl")
     expected = serial(monkeypatch, tmp_path, path)
     assert summary(load_records(path)) == expected
@@ -94,6 +97,10 @@ def test_a_big_jsonl_file_loads_as_serially(forced, monkeypatch, tmp_path, priva
     problems = expected[1]
     assert [line for _, _, line, *_ in problems] == [3, 6, 38, 41, 40], "both halves, real lines"
     assert "duplicate id '0000000000000007' (first at" in problems[4][1]
+    [stored] = private_cache.rglob("*.marshal")
+    opened = entry.open_entry(stored)
+    assert opened is not None and len(opened._parts) == (2 if part_records > 40 else 12)
+    assert summary(load_records(path)) == expected, "warm"
 
 
 def test_the_warm_load_finds_one_entry_of_several_parts(forced, monkeypatch, tmp_path,
