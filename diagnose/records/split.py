@@ -86,7 +86,7 @@ def parse_split(path: Path, data: bytes, suffix: str, st: os.stat_result,
         target = cache.entry_target(path) or folder / "entry"
         tmp = cache.temp_name(target)
         try:
-            return _run(path, data, cuts, check_utf8, tmp, target,
+            return _run(data, cuts, check_utf8, tmp, target,
                         lambda: cache.key_for(st, data, read_started_ns))
         except OSError:
             return None
@@ -95,8 +95,10 @@ def parse_split(path: Path, data: bytes, suffix: str, st: os.stat_result,
                 tmp.unlink()
 
 
-def _run(path: Path, data: bytes, cuts: list[int], check_utf8: bool, tmp: Path, target: Path,
+def _run(data: bytes, cuts: list[int], check_utf8: bool, tmp: Path, target: Path,
          key: Callable[[], tuple[Any, ...]]) -> Parsed | None:
+    """Workers validate the pieces between ``cuts`` into parts of ``tmp`` (the parent the
+    pieces they do not deliver); the header goes last, then ``tmp`` becomes ``target``."""
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         os.write(fd, bytes(entry.PREFIX))  # the prefix, written last
