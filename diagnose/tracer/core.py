@@ -65,8 +65,9 @@ _MAX_CONSECUTIVE_SKIPS = 25
 class _Rec:
     """One entry of the check window, in the order things happened."""
 
-    __slots__ = ("args", "call", "chunk", "indices", "ins", "invalues", "kind", "kwargs",
-                 "module", "outs", "parent", "phase", "rng", "step", "target", "values")
+    __slots__ = ("args", "call", "chunk", "grad_enabled", "indices", "ins", "invalues", "kind",
+                 "kwargs", "module", "outs", "parent", "phase", "rng", "step", "target",
+                 "values")
 
     def __init__(self, kind: str, phase: str, step: int, module: Any = None,
                  outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
@@ -79,6 +80,7 @@ class _Rec:
         self.parent = -1
         self.chunk = -1
         self.rng: Any = None
+        self.grad_enabled = True
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
         self.outs: list[tuple[str, torch.dtype, Any, int]] = [] if outs is None else outs
         self.args: Any = None
@@ -96,6 +98,12 @@ class Tracer:
     ``backward``: also watch gradients flowing through modules (parameter gradients are
     always checked before the optimizer applies them).
     ``sample_every``: watch one optimizer step in k (1 = every step).
+    ``detail_every``: hooks on every module call only on the first ``detail_first`` steps and
+    on every k-th step after them (1 = every step). The steps between are light: only the
+    model's root calls, the loss, the parameter gradients and the weights are checked, so
+    submodule calls cost nothing; when one of those checks finds a non-finite value, the
+    step's root forward is replayed from its inputs and RNG state with every module watched,
+    which names the producer as a fully watched step would (weights are still untouched).
     ``check_at_backward``: also check forward and loss at ``backward()`` entry, stopping a
     nan loss before backward runs, at the cost of a second host read per step. Off by
     default: the step's single read happens at the optimizer step pre-hook, before the update
@@ -104,11 +112,20 @@ class Tracer:
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
-                 check_at_backward: bool | None = None) -> None:
+                 check_at_backward: bool | None = None, detail_every: int = 16,
+                 detail_first: int = 2) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
             raise ValueError("sample_every must be at least 1")
+        if detail_every < 1 or detail_first < 1:
+            raise ValueError("detail_every and detail_first must be at least 1")
+        self.detail_every = detail_every
+        self.detail_first = detail_first
+        self._light = False  # this step watches only the root calls
+        self._replaying = False
+        self._module_handles: list[Any] = []
+        self._root_handles: list[Any] = []
         self.frames = frames
         self.backward = backward
         self.sample_every = sample_every
@@ -145,10 +162,8 @@ class Tracer:
 
     def __enter__(self) -> Tracer:
         try:
+            self._add_module_hooks()
             self._handles += [
-                _module_hooks.register_module_forward_pre_hook(self._on_pre),
-                _module_hooks.register_module_forward_hook(self._on_forward, with_kwargs=True,
-                                                           always_call=True),
                 _optim_hooks.register_optimizer_step_pre_hook(self._on_step_pre),
                 _optim_hooks.register_optimizer_step_post_hook(self._on_step_post),
             ]
@@ -177,9 +192,11 @@ class Tracer:
     def _uninstall(self) -> None:
         self._active = False
         self._stop_watch()
-        for handle in self._handles:
+        for handle in self._handles + self._module_handles + self._root_handles:
             handle.remove()
         self._handles.clear()
+        self._module_handles.clear()
+        self._root_handles.clear()
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches.clear()
@@ -187,6 +204,38 @@ class Tracer:
         if self._capture is not None:
             with contextlib.suppress(Exception):
                 self._capture.uninstall()
+
+    def _add_module_hooks(self) -> None:
+        """Global hooks: every module call of a detailed step (or of a replay)."""
+        self._module_handles += [
+            _module_hooks.register_module_forward_pre_hook(self._on_pre),
+            _module_hooks.register_module_forward_hook(self._on_forward, with_kwargs=True,
+                                                       always_call=True),
+        ]
+
+    def _set_light(self, light: bool) -> None:
+        """Switch between detailed steps (global hooks) and light ones (root hooks only).
+
+        Any global module hook sends every module call through torch's slow call path; on
+        a light step only the root modules carry (instance) hooks, the same callbacks.
+        """
+        if light == self._light:
+            return
+        for handle in self._module_handles + self._root_handles:
+            handle.remove()
+        self._module_handles.clear()
+        self._root_handles.clear()
+        self._light = light
+        if not light:
+            self._add_module_hooks()
+            return
+        self._window_light = True
+        for root in self._roots:
+            self._root_handles += [
+                root.register_forward_pre_hook(self._on_pre),
+                root.register_forward_hook(self._on_forward, with_kwargs=True,
+                                           always_call=True),
+            ]
 
     def _patch(self, owner: Any, name: str, make: Any) -> None:
         original = getattr(owner, name)
@@ -203,6 +252,7 @@ class Tracer:
         self._nograd_forward = False  # the last root forward ran without grad
         self._seen: dict[int, tuple[torch.Tensor, int]] = {}
         self._loss_sources: dict[int, torch.Tensor] = {}
+        self._window_light = getattr(self, "_light", False)  # some calls went unwatched
 
     def _slot(self, t: torch.Tensor) -> int:
         seen = self._seen.get(id(t))
@@ -224,11 +274,11 @@ class Tracer:
     def _on_pre(self, module: torch.nn.Module, args: Any) -> None:
         if not self._active or not self._on:
             return
-        if not self._stack:
+        if not self._stack and not self._replaying:
             self._stop_watch()
             if id(module) not in self._names:
                 self._add_root(module)
-            self._root_rng = torch.get_rng_state()  # to re-run this forward at an event
+            self._root_rng = _rng_state()  # to re-run this forward at an event
             if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
                                or (self._backward_seen and self._primary_opt is None)):
                 # No optimizer step closed the last window: a manual update, or an
@@ -291,8 +341,10 @@ class Tracer:
         if not stack:
             rec.indices = self._batch.last
             rec.rng = self._root_rng
-            self._nograd_forward = not torch.is_grad_enabled()
-            self._start_watch()
+            rec.grad_enabled = torch.is_grad_enabled()
+            if not self._replaying:
+                self._nograd_forward = not rec.grad_enabled
+                self._start_watch()
 
     def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
         """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
@@ -496,12 +548,15 @@ class Tracer:
             step=self.step, loss=p.get("loss"), grad_norm=p.get("grad_norm"),
             max_activation=p.get("max_activation"), lr=p.get("lr"),
             loss_scale=p.get("loss_scale"), skipped=skipped,
-            near_limit=bool(p.get("near_limit")),
+            near_limit=bool(p.get("near_limit")), detailed=not self._light,
         ))
         self._pending = {}
         if not skipped:
             self.step += 1
         self._on = self.step % self.sample_every == 0
+        if self._active and self._roots:
+            self._set_light(not (self.step < self.detail_first
+                                 or self.step % self.detail_every == 0))
         self._scaler_active = False
         if self._skips >= _MAX_CONSECUTIVE_SKIPS and self.event is None:
             scale = p.get("loss_scale")
@@ -598,6 +653,9 @@ class Tracer:
         window_calls = [rec for rec in recs if rec.kind == "call"]
         if first_bad is not None:
             self._window_calls = window_calls
+            if self._window_light and not (first_bad.kind == "call"
+                                           and self._inputs_bad(first_bad)):
+                self._light_event(first_bad, recs, calls, loss_ops)
             self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
@@ -663,8 +721,91 @@ class Tracer:
 
     # -- the event -----------------------------------------------------------------------
 
+    def _light_event(self, first_bad: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
+                     loss_ops: list[ops.OpRecord]) -> None:
+        """An event on a light step: replay its root forwards with every module watched.
+
+        The weights are those the step used (the update has not landed), so the replay,
+        from the same inputs and RNG state, makes the same values; its first non-finite
+        module output is the producer a detailed step would have named. When the replay
+        does not reproduce one, the event is built from what the light checks saw.
+        """
+        replay = self._replay_window(recs)
+        if replay is not None:
+            rrecs, rcalls, rbad = replay
+            self._window_calls = [r for r in rrecs if r.kind == "call"]
+            if rbad is not None:
+                self._on_event(rbad, rrecs, rcalls, loss_ops)
+        if first_bad.kind in ("loss", "scale"):
+            return  # the forward was finite: the light checks name these as a detailed step
+        if replay is None:
+            note = ("light step: the model's forward could not be replayed with every module "
+                    "watched; the event is built from the step's root, loss and gradient checks")
+        else:
+            note = ("light step: a replay of the model's forward with every module watched "
+                    "did not reproduce the non-finite value; the event is built from the "
+                    "step's root, loss and gradient checks")
+        if first_bad.kind != "call":
+            self._on_event(first_bad, recs, calls, loss_ops, note)
+        name = self._name(first_bad.module)
+        mtype = type(first_bad.module).__name__
+        dtype = next((dtype_name(d) for _, d, *_ in first_bad.outs), None)
+        msg = (f"first non-finite: step {first_bad.step}, forward, `{name}` ({mtype}, {dtype}): "
+               f"{self._out_summary(first_bad)} from finite input; the submodule that made it "
+               "is unknown")
+        self._raise(Event(kind="nonfinite", phase="forward", step=first_bad.step, module=name,
+                          module_type=mtype, dtype=dtype, message=msg,
+                          value=self._value(first_bad), details=[note]),
+                    self._frames(first_bad))
+
+    def _replay_window(self, recs: list[_Rec]) -> tuple[list[_Rec], dict[int, _Rec],
+                                                       _Rec | None] | None:
+        """Re-run the window's root calls under the global hooks; one host read at the end."""
+        roots = [r for r in recs if r.kind == "call" and r.parent < 0 and r.args is not None]
+        if not roots:
+            return None
+        saved = (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
+                 self._backward_seen, self._nograd_forward, self._window_light, self._stack)
+        self._set_light(False)  # the run stops at this event: no need to go light again
+        self._reset_window()
+        self._stack = []
+        self._replaying = True
+        rng = _rng_state()
+        try:
+            for root in roots:
+                _set_rng_state(root.rng)
+                with torch.no_grad():
+                    root.module(*root.args, **(root.kwargs or {}))
+            rrecs, vals = self._recs, self._vals
+            flat = [v for pair in vals for v in pair]
+            host = torch.stack(flat).tolist() if flat else []
+            self.syncs += 1
+        except Exception:
+            return None
+        finally:
+            self._replaying = False
+            _set_rng_state(rng)
+            (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
+             self._backward_seen, self._nograd_forward, self._window_light,
+             self._stack) = saved
+        rroots = [r for r in rrecs if r.parent < 0]
+        for old, new in zip(roots, rroots, strict=False):
+            new.indices, new.rng = old.indices, old.rng
+        calls: dict[int, _Rec] = {}
+        first: _Rec | None = None
+        for rec in rrecs:
+            calls[rec.call] = rec
+            rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                          for *_, s in rec.outs]
+            rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                            for *_, s in rec.ins]
+            if first is None and not all(math.isfinite(lo) and math.isfinite(hi)
+                                         for lo, hi in rec.values):
+                first = rec
+        return rrecs, calls, first
+
     def _on_event(self, rec: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
-                  loss_ops: list[ops.OpRecord]) -> None:
+                  loss_ops: list[ops.OpRecord], note: str | None = None) -> None:
         kind = rec.kind
         producer: _Rec | None = None
         event: Event
@@ -685,6 +826,8 @@ class Tracer:
             event = self._param_event(rec)
             if kind == "pgrad":
                 self._explain_backward(event, rec, recs, calls, loss_ops)
+        if note is not None:
+            event.details.append(note)
         frames = self._frames(producer)
         finding = getattr(self, "_finding", None)
         if finding is not None and producer is None and event.module is None:
@@ -942,10 +1085,9 @@ class Tracer:
         handle = rec.module.register_forward_pre_hook(grab, with_kwargs=True)
         was = self._active
         self._active = False
-        saved = torch.get_rng_state()
+        saved = _rng_state()
         try:
-            if root.rng is not None:
-                torch.set_rng_state(root.rng)
+            _set_rng_state(root.rng)
             with torch.no_grad():
                 root.module(*root.args, **(root.kwargs or {}))
         except _Got:
@@ -954,7 +1096,7 @@ class Tracer:
             pass
         finally:
             handle.remove()
-            torch.set_rng_state(saved)
+            _set_rng_state(saved)
             self._active = was
 
     def _replay(self, rec: _Rec, calls: dict[int, _Rec] | None = None) -> ops.OpFinding | None:
@@ -1048,6 +1190,21 @@ class Tracer:
                                         argv=sys.argv[1:]),
                       event=self.event, frames=frames, history=list(self.history),
                       config=config)
+
+
+def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+    """CPU and (when in use) CUDA generator states: dropout in a replay draws the same masks."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def _set_rng_state(state: tuple[torch.Tensor, list[torch.Tensor] | None] | None) -> None:
+    if state is None:
+        return
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
 
 
 def _make_capture() -> Any:
