@@ -113,7 +113,7 @@ class Tracer:
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
                  check_at_backward: bool | None = None, detail_every: int = 16,
-                 detail_first: int = 2) -> None:
+                 detail_first: int = 1) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
@@ -192,11 +192,10 @@ class Tracer:
     def _uninstall(self) -> None:
         self._active = False
         self._stop_watch()
-        for handle in self._handles + self._module_handles + self._root_handles:
+        for handle in self._handles:
             handle.remove()
         self._handles.clear()
-        self._module_handles.clear()
-        self._root_handles.clear()
+        self._remove_module_hooks()
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches.clear()
@@ -213,6 +212,14 @@ class Tracer:
                                                        always_call=True),
         ]
 
+    def _remove_module_hooks(self) -> None:
+        for handle in self._module_handles + self._root_handles:
+            handle.remove()
+            # torch leaves the with_kwargs flag of a removed global hook behind
+            _module_hooks._global_forward_hooks_with_kwargs.pop(handle.id, None)
+        self._module_handles.clear()
+        self._root_handles.clear()
+
     def _set_light(self, light: bool) -> None:
         """Switch between detailed steps (global hooks) and light ones (root hooks only).
 
@@ -221,10 +228,7 @@ class Tracer:
         """
         if light == self._light:
             return
-        for handle in self._module_handles + self._root_handles:
-            handle.remove()
-        self._module_handles.clear()
-        self._root_handles.clear()
+        self._remove_module_hooks()
         self._light = light
         if not light:
             self._add_module_hooks()
@@ -739,8 +743,10 @@ class Tracer:
         if first_bad.kind in ("loss", "scale"):
             return  # the forward was finite: the light checks name these as a detailed step
         if replay is None:
-            note = ("light step: the model's forward could not be replayed with every module "
-                    "watched; the event is built from the step's root, loss and gradient checks")
+            note = ("light step: a replay of the model's forward with every module watched "
+                    "did not reproduce the step's outputs (weights or inputs changed since, or "
+                    "the forward could not be re-run); the event is built from the step's root, "
+                    "loss and gradient checks")
         else:
             note = ("light step: a replay of the model's forward with every module watched "
                     "did not reproduce the non-finite value; the event is built from the "
@@ -791,6 +797,8 @@ class Tracer:
         rroots = [r for r in rrecs if r.parent < 0]
         for old, new in zip(roots, rroots, strict=False):
             new.indices, new.rng = old.indices, old.rng
+        if len(rroots) != len(roots):
+            return None
         calls: dict[int, _Rec] = {}
         first: _Rec | None = None
         for rec in rrecs:
@@ -802,6 +810,11 @@ class Tracer:
             if first is None and not all(math.isfinite(lo) and math.isfinite(hi)
                                          for lo, hi in rec.values):
                 first = rec
+        if not all(_same_values(old.values, new.values) for old, new in zip(roots, rroots,
+                                                                           strict=True)):
+            # Weights or inputs changed since (an optimizer closure, a reused input buffer):
+            # this is not the step's forward, so it names nothing.
+            return None
         return rrecs, calls, first
 
     def _on_event(self, rec: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
@@ -1190,6 +1203,21 @@ class Tracer:
                                         argv=sys.argv[1:]),
                       event=self.event, frames=frames, history=list(self.history),
                       config=config)
+
+
+def _same_values(a: list[tuple[float, float]] | None,
+                 b: list[tuple[float, float]] | None) -> bool:
+    """The replay made the root outputs the step made (to rounding; inf/nan in kind)."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    for pair_a, pair_b in zip(a, b, strict=True):
+        for x, y in zip(pair_a, pair_b, strict=True):
+            if math.isfinite(x) and math.isfinite(y):
+                if abs(x - y) > 1e-3 * max(abs(x), abs(y)) + 1e-6:
+                    return False
+            elif not (x == y or (math.isnan(x) and math.isnan(y))):
+                return False
+    return True
 
 
 def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
