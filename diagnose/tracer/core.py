@@ -250,7 +250,7 @@ class Tracer:
 
     def _reset_window(self) -> None:
         self._vals: list[Any] = []
-        self._chunks: list[torch.Tensor] = []
+        self._chunks: list[list[torch.Tensor]] = []
         self._recs: list[_Rec] = []
         self._backward_seen = False  # a backward() ran since the last check
         self._nograd_forward = False  # the last root forward ran without grad
@@ -536,11 +536,14 @@ class Tracer:
         keep = [(o, t) for o, t in zip(owners, local, strict=True) if t is not None]
         if not keep:
             return
+        ts = [t for _, t in keep]
         with torch.no_grad():
-            # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
-            norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
-                                         for _, t in keep], 2, dtype=torch.float32)
-            self._chunks.append(torch.stack(norms))
+            if all(t.dtype is torch.float32 for t in ts):
+                norms = torch._foreach_norm(ts, 2)  # the dtype argument costs a slower path
+            else:  # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
+                norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
+                                             for t in ts], 2, dtype=torch.float32)
+            self._chunks.append(list(norms))  # stacked with the window's values at the check
         rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for _, t in keep])
         rec.chunk = len(self._chunks) - 1
         rec.target = [o for o, _ in keep]
@@ -586,10 +589,11 @@ class Tracer:
         if not flat and not chunks:
             self._reset_window()
             return
-        parts = [torch.stack(flat)] if flat else []
-        device = (parts or chunks)[0].device
-        parts += [c.to(device) for c in chunks]
-        host = (torch.cat(parts) if len(parts) > 1 else parts[0]).tolist()  # the one read
+        items = flat + [t for c in chunks for t in c]
+        device = items[0].device
+        if any(t.device != device for t in items):
+            items = [t.to(device) for t in items]
+        host = torch.stack(items).tolist()  # the one read
         self.syncs += 1
         n = 2 * len(vals)
         for i, r in enumerate(loss_ops):
@@ -598,7 +602,7 @@ class Tracer:
         offsets, at = [], len(flat)
         for c in chunks:
             offsets.append(at)
-            at += c.numel()
+            at += len(c)
         try:
             self._scan(recs, host, loss_ops, offsets)
         finally:
