@@ -65,8 +65,8 @@ _MAX_CONSECUTIVE_SKIPS = 25
 class _Rec:
     """One entry of the check window, in the order things happened."""
 
-    __slots__ = ("args", "call", "chunk", "grad_enabled", "indices", "ins", "invalues", "kind",
-                 "kwargs", "module", "outs", "parent", "phase", "rng", "step", "target",
+    __slots__ = ("args", "call", "chunk", "grad_enabled", "grads", "indices", "ins", "invalues",
+                 "kind", "kwargs", "module", "outs", "parent", "phase", "rng", "step", "target",
                  "values")
 
     def __init__(self, kind: str, phase: str, step: int, module: Any = None,
@@ -81,6 +81,7 @@ class _Rec:
         self.chunk = -1
         self.rng: Any = None
         self.grad_enabled = True
+        self.grads: dict[int, torch.Tensor] | None = None  # a light root's output gradients
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
         self.outs: list[tuple[str, torch.dtype, Any, int]] = [] if outs is None else outs
         self.args: Any = None
@@ -99,11 +100,15 @@ class Tracer:
     always checked before the optimizer applies them).
     ``sample_every``: watch one optimizer step in k (1 = every step).
     ``detail_every``: hooks on every module call only on the first ``detail_first`` steps and
-    on every k-th step after them (1 = every step). The steps between are light: only the
-    model's root calls, the loss, the parameter gradients and the weights are checked, so
-    submodule calls cost nothing; when one of those checks finds a non-finite value, the
-    step's root forward is replayed from its inputs and RNG state with every module watched,
-    which names the producer as a fully watched step would (weights are still untouched).
+    on every k-th step after them (1 = every step), and on every step for ``detail_every``
+    steps after one whose values came within a factor of 2 of their dtype's limit or that a
+    loss scaler skipped. The steps between are light: only the model's root calls, the loss,
+    the parameter gradients and the weights are checked, so submodule calls cost nothing, and
+    a light step's history has the largest |activation| of the model's outputs only. When one
+    of those checks finds a non-finite value, the step's root forward (and, for a gradient,
+    its backward from the gradients its outputs received) is replayed from its inputs and
+    RNG state with every module watched, which names the producer as a detailed step would
+    (the weights are still those the step used). Multi-process runs detail every step.
     ``check_at_backward``: also check forward and loss at ``backward()`` entry, stopping a
     nan loss before backward runs, at the cost of a second host read per step. Off by
     default: the step's single read happens at the optimizer step pre-hook, before the update
@@ -123,6 +128,7 @@ class Tracer:
         self.detail_every = detail_every
         self.detail_first = detail_first
         self._light = False  # this step watches only the root calls
+        self._alert = 0  # detailed steps still owed after a warning sign
         self._replaying = False
         self._module_handles: list[Any] = []
         self._root_handles: list[Any] = []
@@ -219,6 +225,13 @@ class Tracer:
             _module_hooks._global_forward_hooks_with_kwargs.pop(handle.id, None)
         self._module_handles.clear()
         self._root_handles.clear()
+
+    def _detailed_step(self) -> bool:
+        """Whether the coming step hooks every module call: the first steps, every k-th step,
+        the steps after one that came near a dtype's limit or that a loss scaler skipped, and
+        every step of a multi-process run (a replay there would run collectives on one rank)."""
+        return (self.step < self.detail_first or self.step % self.detail_every == 0
+                or self._alert > 0 or _distributed())
 
     def _set_light(self, light: bool) -> None:
         """Switch between detailed steps (global hooks) and light ones (root hooks only).
@@ -348,7 +361,18 @@ class Tracer:
             rec.grad_enabled = torch.is_grad_enabled()
             if not self._replaying:
                 self._nograd_forward = not rec.grad_enabled
+                if self._light and self.backward and rec.grad_enabled:
+                    self._keep_output_grads(rec, output)
                 self._start_watch()
+
+    def _keep_output_grads(self, rec: _Rec, output: Any) -> None:
+        """On a light step, keep the gradients that reach the root's outputs: with them an
+        event found at the step can replay the model's backward with every module watched."""
+        rec.grads = {}
+        for i, (_, t) in enumerate(iter_tensors(output, "output")):
+            node = t.grad_fn
+            if node is not None and is_checked(t):
+                node.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
 
     def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
         """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
@@ -561,9 +585,12 @@ class Tracer:
         if not skipped:
             self.step += 1
         self._on = self.step % self.sample_every == 0
+        if p.get("near_limit") or skipped:
+            self._alert = self.detail_every  # watch closely while values are near trouble
+        elif self._alert:
+            self._alert -= 1
         if self._active and self._roots:
-            self._set_light(not (self.step < self.detail_first
-                                 or self.step % self.detail_every == 0))
+            self._set_light(not self._detailed_step())
         self._scaler_active = False
         if self._skips >= _MAX_CONSECUTIVE_SKIPS and self.event is None:
             scale = p.get("loss_scale")
@@ -580,33 +607,42 @@ class Tracer:
     def _check(self) -> None:
         """Read the whole window back in one transfer and look for the first non-finite."""
         self._stop_watch()
-        recs, vals = self._recs, self._vals
+        recs = self._recs
         loss_ops = getattr(self, "_loss_ops", [])
         self._loss_ops = []
-        flat = [v for pair in vals for v in pair]
-        flat += [v for r in loss_ops for v in r.minmax]
-        chunks = self._chunks
-        if not flat and not chunks:
+        if not self._vals and not self._chunks and not loss_ops:
             self._reset_window()
             return
-        items = flat + [t for c in chunks for t in c]
-        device = items[0].device
-        if any(t.device != device for t in items):
-            items = [t.to(device) for t in items]
-        host = torch.stack(items).tolist()  # the one read
+        extra = [v for r in loss_ops for v in r.minmax]
+        host, offsets = self._read_window(self._vals, self._chunks, extra)
         self.syncs += 1
-        n = 2 * len(vals)
+        n = 2 * len(self._vals)
         for i, r in enumerate(loss_ops):
             lo, hi = host[n + 2 * i], host[n + 2 * i + 1]
             r.finite = math.isfinite(lo) and math.isfinite(hi)
-        offsets, at = [], len(flat)
-        for c in chunks:
-            offsets.append(at)
-            at += len(c)
         try:
             self._scan(recs, host, loss_ops, offsets)
         finally:
             self._reset_window()
+
+    @staticmethod
+    def _read_window(vals: list[Any], chunks: list[list[torch.Tensor]],
+                     extra: list[torch.Tensor] = ()) -> tuple[list[float], list[int]]:
+        """Every device value of a window in one stack and one host read: the (amin, amax)
+        pairs, then ``extra``, then the norm chunks (and where each chunk starts)."""
+        flat = [v for pair in vals for v in pair]
+        flat += extra
+        offsets, at = [], len(flat)
+        for c in chunks:
+            offsets.append(at)
+            at += len(c)
+        items = flat + [t for c in chunks for t in c]
+        if not items:
+            return [], offsets
+        device = items[0].device
+        if any(t.device != device for t in items):
+            items = [t.to(device) for t in items]
+        return torch.stack(items).tolist(), offsets
 
     def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord],
               offsets: list[int]) -> None:
@@ -731,28 +767,34 @@ class Tracer:
 
     def _light_event(self, first_bad: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
                      loss_ops: list[ops.OpRecord]) -> None:
-        """An event on a light step: replay its root forwards with every module watched.
+        """An event on a light step: replay its root calls with every module watched.
 
         The weights are those the step used (the update has not landed), so the replay,
-        from the same inputs and RNG state, makes the same values; its first non-finite
-        module output is the producer a detailed step would have named. When the replay
-        does not reproduce one, the event is built from what the light checks saw.
+        from the same inputs and RNG state, makes the same values. For a non-finite forward
+        value its first non-finite module output is the producer a detailed step would have
+        named; for a gradient, the replay also runs the model's backward from the gradients
+        the step's root outputs received, so each module's gradient is seen as on a detailed
+        step. When the replay does not reproduce the value, the event is built from what the
+        light checks saw, and says so.
         """
-        replay = self._replay_window(recs)
+        backward_born = first_bad.kind in ("pgrad", "grad")
+        replay = self._replay_window(recs, backward_born and self.backward)
         if replay is not None:
             rrecs, rcalls, rbad = replay
             self._window_calls = [r for r in rrecs if r.kind == "call"]
             if rbad is not None:
                 self._on_event(rbad, rrecs, rcalls, loss_ops)
+            calls = rcalls  # a backward explanation walks the modules the replay saw
         if first_bad.kind in ("loss", "scale"):
             return  # the forward was finite: the light checks name these as a detailed step
+        what = "forward and backward" if backward_born and self.backward else "forward"
         if replay is None:
-            note = ("light step: a replay of the model's forward with every module watched "
+            note = (f"light step: a replay of the model's {what} with every module watched "
                     "did not reproduce the step's outputs (weights or inputs changed since, or "
-                    "the forward could not be re-run); the event is built from the step's root, "
+                    "the model could not be re-run); the event is built from the step's root, "
                     "loss and gradient checks")
         else:
-            note = ("light step: a replay of the model's forward with every module watched "
+            note = (f"light step: a replay of the model's {what} with every module watched "
                     "did not reproduce the non-finite value; the event is built from the "
                     "step's root, loss and gradient checks")
         if first_bad.kind != "call":
@@ -768,11 +810,17 @@ class Tracer:
                           value=self._value(first_bad), details=[note]),
                     self._frames(first_bad))
 
-    def _replay_window(self, recs: list[_Rec]) -> tuple[list[_Rec], dict[int, _Rec],
-                                                       _Rec | None] | None:
-        """Re-run the window's root calls under the global hooks; one host read at the end."""
+    def _replay_window(self, recs: list[_Rec], backward_too: bool = False
+                       ) -> tuple[list[_Rec], dict[int, _Rec], _Rec | None] | None:
+        """Re-run the window's root calls under the global hooks (and, with ``backward_too``,
+        their backward from the gradients their outputs received); one host read at the end.
+
+        Returns the replay's records in the order a detailed step makes them (the step's
+        own loss records placed between forward and backward), its calls, and its first
+        non-finite record; None when the replay is not the step's computation.
+        """
         roots = [r for r in recs if r.kind == "call" and r.parent < 0 and r.args is not None]
-        if not roots:
+        if not roots or (backward_too and not any(r.grads for r in roots)):
             return None
         saved = (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
                  self._backward_seen, self._nograd_forward, self._window_light, self._stack)
@@ -782,14 +830,16 @@ class Tracer:
         self._replaying = True
         rng = _rng_state()
         try:
+            outputs = []
             for root in roots:
                 _set_rng_state(root.rng)
-                with torch.no_grad():
-                    root.module(*root.args, **(root.kwargs or {}))
-            rrecs, vals = self._recs, self._vals
-            flat = [v for pair in vals for v in pair]
-            host = torch.stack(flat).tolist() if flat else []
-            self.syncs += 1
+                with torch.set_grad_enabled(backward_too and root.grad_enabled):
+                    outputs.append(root.module(*root.args, **(root.kwargs or {})))
+            forward_recs = len(self._recs)
+            if backward_too:
+                self._replay_backward(roots, outputs)
+            rrecs = self._recs
+            host, offsets = self._read_window(self._vals, self._chunks)
         except Exception:
             return None
         finally:
@@ -798,7 +848,7 @@ class Tracer:
             (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
              self._backward_seen, self._nograd_forward, self._window_light,
              self._stack) = saved
-        rroots = [r for r in rrecs if r.parent < 0]
+        rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
         for old, new in zip(roots, rroots, strict=False):
             new.indices, new.rng = old.indices, old.rng
         if len(rroots) != len(roots):
@@ -806,20 +856,48 @@ class Tracer:
         calls: dict[int, _Rec] = {}
         first: _Rec | None = None
         for rec in rrecs:
-            calls[rec.call] = rec
-            rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                          for *_, s in rec.outs]
-            rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                            for *_, s in rec.ins]
-            if first is None and not all(math.isfinite(lo) and math.isfinite(hi)
-                                         for lo, hi in rec.values):
+            if rec.chunk >= 0:
+                at = offsets[rec.chunk]
+                rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
+            else:
+                rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                              for *_, s in rec.outs]
+            if rec.kind == "call":
+                calls[rec.call] = rec
+                rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                                for *_, s in rec.ins]
+            bad = not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
+            if bad and rec.kind == "pgrad":
+                bad = self._confirm_nonfinite(rec)
+            if bad and first is None:
                 first = rec
         if not all(_same_values(old.values, new.values) for old, new in zip(roots, rroots,
                                                                            strict=True)):
             # Weights or inputs changed since (an optimizer closure, a reused input buffer):
             # this is not the step's forward, so it names nothing.
             return None
-        return rrecs, calls, first
+        losses = [r for r in recs if r.kind == "loss"]
+        return rrecs[:forward_recs] + losses + rrecs[forward_recs:], calls, first
+
+    def _replay_backward(self, roots: list[_Rec], outputs: list[Any]) -> None:
+        """Differentiate the replayed root outputs with the gradients the step's outputs
+        received: module prehooks record each gradient, and the parameter gradients join the
+        window as the step's own did (``autograd.grad``: nothing accumulates in ``.grad``)."""
+        outs, grads = [], []
+        for root, output in zip(roots, outputs, strict=True):
+            for i, (_, t) in enumerate(iter_tensors(output, "output")):
+                grad = (root.grads or {}).get(i)
+                if grad is not None and t.requires_grad:
+                    outs.append(t)
+                    grads.append(grad)
+        params = list({id(p): p for root in roots for p in root.module.parameters()
+                       if p.requires_grad}.values())
+        if not outs or not params:
+            return
+        got = torch.autograd.grad(outs, params, grads, allow_unused=True)
+        pairs = [(p, g) for p, g in zip(params, got, strict=True) if g is not None]
+        if pairs:
+            self._norms("pgrad", "backward", [p for p, _ in pairs], [g for _, g in pairs])
 
     def _on_event(self, rec: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
                   loss_ops: list[ops.OpRecord], note: str | None = None) -> None:
@@ -1253,3 +1331,14 @@ def _make_capture() -> Any:
 
 
 __all__ = ["Location", "NonFiniteDetected", "Tracer"]
+
+
+def _distributed() -> bool:
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _keep_grad(into: dict[int, torch.Tensor], i: int, nr: int, grads: Any) -> None:
+    """Autograd node prehook of a light step's root output: remember its incoming gradient."""
+    if nr < len(grads) and grads[nr] is not None:
+        into[i] = grads[nr]

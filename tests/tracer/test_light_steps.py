@@ -85,3 +85,82 @@ def test_when_the_replay_does_not_reproduce_the_event_says_so_and_names_no_submo
     assert (event.phase, event.step, event.module, event.op) == ("forward", 5, "Sequential", None)
     assert "submodule that made it is unknown" in event.message
     assert any("did not reproduce" in d for d in event.details)
+
+
+class _SqrtAbs(nn.Module):
+    """Finite forward; its backward is 0/0 = nan where its input is exactly 0."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sqrt(x.abs())
+
+
+class _Gate(nn.Module):
+    """A parameter-free module whose own backward is nan at 0 (the tracer hooks its output)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _SqrtAbs()(x) * 1.0
+
+
+def _run_backward_born(tracer: Tracer, steps: int, bad_step: int, gated: bool) -> None:
+    """At ``bad_step`` the batch is all zeros, so the first Linear (no bias) outputs exact 0s
+    and the square root's gradient is born nan inside backward."""
+    torch.manual_seed(0)
+    act = _Gate() if gated else _SqrtAbs()
+    model = nn.Sequential(nn.Linear(4, 8, bias=False), act, nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    with tracer:
+        for step in range(steps):
+            batch = torch.zeros_like(x) if step == bad_step else x + 1
+            nn.functional.mse_loss(model(batch), y).backward()
+            opt.step()
+            opt.zero_grad()
+
+
+@pytest.mark.parametrize("gated", [False, True])
+def test_a_gradient_born_in_backward_on_a_light_step_is_named_as_on_a_detailed_step(gated):
+    events, weights = [], []
+    for every in (1, 16):
+        tracer = Tracer(detail_every=every)
+        with pytest.raises(NonFiniteDetected):
+            _run_backward_born(tracer, 8, bad_step=5, gated=gated)
+        events.append(tracer.event)
+        weights.append(tracer.history[-1].grad_norm)
+    detailed, light = events
+    assert light.phase == detailed.phase == "backward"
+    assert light.step == detailed.step == 5
+    assert (light.module, light.op) == (detailed.module, detailed.op)
+    assert light.op in ("sqrt", "abs")
+    assert light.message == detailed.message
+    assert light.location == detailed.location
+    assert not any("light step" in d for d in light.details)
+
+
+class _WithSide(nn.Module):
+    """Returns its prediction and a side output the loss never uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x: torch.Tensor, side: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.lin(x), side * 1.0
+
+
+def test_a_step_near_the_dtype_limit_makes_the_following_steps_detailed():
+    torch.manual_seed(0)
+    model = _WithSide()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    tracer = Tracer(detail_every=4)
+    with tracer:
+        for step in range(11):
+            side = torch.full((3,), 2e38 if step == 5 else 1.0)  # 2e38: within 2x of fp32 max
+            pred, _ = model(x, side)
+            nn.functional.mse_loss(pred, y).backward()
+            opt.step()
+            opt.zero_grad()
+    near = [h.near_limit for h in tracer.history]
+    assert near == [s == 5 for s in range(11)]
+    detailed = [h.detailed for h in tracer.history]
+    assert detailed == [True, False, False, False, True, False, True, True, True, True, False]
