@@ -556,11 +556,13 @@ class Tracer:
 
     def _norms(self, kind: str, phase: str, owners: list[Any], tensors: list[Any]) -> None:
         """One foreach norm over a list of tensors: nan/inf anywhere shows in its norm."""
-        local = [local_tensor(t) for t in tensors]
-        keep = [(o, t) for o, t in zip(owners, local, strict=True) if t is not None]
-        if not keep:
+        plain = torch.Tensor
+        ts = [t if type(t) is plain and t.numel() else local_tensor(t) for t in tensors]
+        if any(t is None for t in ts):  # no values to reduce (meta, empty, a shard-less DTensor)
+            kept = [(o, t) for o, t in zip(owners, ts, strict=True) if t is not None]
+            owners, ts = [o for o, _ in kept], [t for _, t in kept]
+        if not ts:
             return
-        ts = [t for _, t in keep]
         with torch.no_grad():
             if all(t.dtype is torch.float32 for t in ts):
                 norms = torch._foreach_norm(ts, 2)  # the dtype argument costs a slower path
@@ -568,14 +570,16 @@ class Tracer:
                 norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
                                              for t in ts], 2, dtype=torch.float32)
             self._chunks.append(list(norms))  # stacked with the window's values at the check
-        rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for _, t in keep])
+        rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for t in ts])
         rec.chunk = len(self._chunks) - 1
-        rec.target = [o for o, _ in keep]
+        rec.target = owners
         self._recs.append(rec)
 
     def _end_step(self, skipped: bool) -> None:
         p = self._pending
-        self.history.append(StepRecord(
+        # model_construct: the values are the tracer's own floats and bools; validating them
+        # every step would cost more than the rest of a light step's bookkeeping.
+        self.history.append(StepRecord.model_construct(
             step=self.step, loss=p.get("loss"), grad_norm=p.get("grad_norm"),
             max_activation=p.get("max_activation"), lr=p.get("lr"),
             loss_scale=p.get("loss_scale"), skipped=skipped,
@@ -610,28 +614,22 @@ class Tracer:
         recs = self._recs
         loss_ops = getattr(self, "_loss_ops", [])
         self._loss_ops = []
-        if not self._vals and not self._chunks and not loss_ops:
+        if not self._vals and not self._chunks:
             self._reset_window()
             return
-        extra = [v for r in loss_ops for v in r.minmax]
-        host, offsets = self._read_window(self._vals, self._chunks, extra)
+        host, offsets = self._read_window(self._vals, self._chunks)
         self.syncs += 1
-        n = 2 * len(self._vals)
-        for i, r in enumerate(loss_ops):
-            lo, hi = host[n + 2 * i], host[n + 2 * i + 1]
-            r.finite = math.isfinite(lo) and math.isfinite(hi)
         try:
             self._scan(recs, host, loss_ops, offsets)
         finally:
             self._reset_window()
 
     @staticmethod
-    def _read_window(vals: list[Any], chunks: list[list[torch.Tensor]],
-                     extra: list[torch.Tensor] = ()) -> tuple[list[float], list[int]]:
+    def _read_window(vals: list[Any], chunks: list[list[torch.Tensor]]
+                     ) -> tuple[list[float], list[int]]:
         """Every device value of a window in one stack and one host read: the (amin, amax)
-        pairs, then ``extra``, then the norm chunks (and where each chunk starts)."""
+        pairs, then the norm chunks (and where each chunk starts)."""
         flat = [v for pair in vals for v in pair]
-        flat += extra
         offsets, at = [], len(flat)
         for c in chunks:
             offsets.append(at)
@@ -697,6 +695,7 @@ class Tracer:
         window_calls = [rec for rec in recs if rec.kind == "call"]
         if first_bad is not None:
             self._window_calls = window_calls
+            ops.learn_finiteness(loss_ops)
             if self._window_light and not (first_bad.kind == "call"
                                            and self._inputs_bad(first_bad)):
                 self._light_event(first_bad, recs, calls, loss_ops)
