@@ -42,11 +42,6 @@ _IGNORED = {"__get__", "__set__", "__setitem__", "item", "tolist", "backward", "
             "requires_grad_", "retain_grad", "register_hook", "data_ptr", "stride"}
 
 
-def op_name(func: Any) -> str:
-    name = getattr(func, "__name__", None) or str(func)
-    return _DUNDER.get(name, name)
-
-
 # Where an op was called: (file, line, function, "file:line" of the library code it went
 # through or None). A plain tuple: it is taken for every watched op, a Location only at an event.
 Site = tuple[str, int, str, str | None]
