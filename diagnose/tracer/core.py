@@ -1,19 +1,30 @@
-"""The Tracer: global hooks that watch every module, loss and optimizer step for inf/nan.
+"""The Tracer: hooks that watch every module, loss and optimizer step for inf/nan.
 
-Cost model (measured, see benchmarks/bench_tracer.py): each module call does only
-``torch.aminmax`` on its new float tensors and appends the device result to a list; modules
-without parameters also get an autograd-node prehook doing the same for the gradient of
-their output (a parameter-owning module's gradients are read at the step instead). Nothing
-is read back to the host until the step's single check, at the optimizer step pre-hook
-(a GradScaler-skipped step, the next root forward of a loop without an optimizer, or the
-tracer's exit): the window's values and one stacked foreach norm of the parameter gradients
-are read in one transfer, scanned in order, and the first non-finite one becomes an event,
-before the update lands. When backward starts, module inputs are released (only the root
-call's inputs and RNG state are kept), so the tracer does not hold activations past their
-use. At an event the first producer is found by looking back over the window, then pinned
-down to a torch op and a line by re-running the root forward to that module call and
-replaying it op by op (or, for a hand-written loss, from the ops recorded between the
-model's forward and ``backward()``).
+Cost model (measured, see benchmarks/bench_tracer.py). Two kinds of step:
+
+* Detailed steps (the first, every ``detail_every``-th, and each step for a while after a
+  warning sign): global module hooks. Each module call does only ``torch.aminmax`` on its
+  new float tensors and appends the device result to a list; modules without parameters
+  also get an autograd-node prehook doing the same for the gradient of their output (a
+  parameter-owning module's gradients are read at the step instead). Watching every call
+  costs 1.15-1.3x on small models, mostly Python per call.
+* Light steps (the others): hooks on the model's root calls only, so submodule calls run
+  torch's hook-free fast path. The root's inputs and outputs, the loss, the gradients its
+  outputs receive (kept on the device, not read) and the parameter gradients are checked.
+
+Either way nothing is read back to the host until the step's single check, at the optimizer
+step pre-hook (a GradScaler-skipped step, the next root forward of a loop without an
+optimizer, or the tracer's exit): the window's values and one foreach norm of the parameter
+gradients are read in one transfer, scanned in order, and the first non-finite one becomes
+an event, before the update lands. An event on a light step first replays the step's root
+calls with every module watched (from the same inputs and RNG state; for a gradient, also
+the backward from the gradients the root outputs received), so it names what a detailed
+step would. When backward starts, module inputs are released (only the root call's inputs
+and RNG state are kept), so the tracer does not hold activations past their use. At an event
+the first producer is found by looking back over the window, then pinned down to a torch op
+and a line by re-running the root forward to that module call and replaying it op by op
+(or, for a hand-written loss, from the ops recorded between the model's forward and
+``backward()``).
 """
 
 from __future__ import annotations
