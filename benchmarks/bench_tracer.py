@@ -1,13 +1,18 @@
-"""Tracer overhead, side by side and interleaved: median training-step time per watcher.
+"""Tracer overhead, side by side and interleaved: training-step time per watcher.
 
-Compares no watcher, ``diagnose.Tracer()``, transformers' ``DebugUnderflowOverflow`` and
+Compares no watcher, ``diagnose.Tracer()``, the Tracer with every step detailed
+(``detail_every=1``), transformers' ``DebugUnderflowOverflow`` and
 ``torch.autograd.detect_anomaly`` on a 4-layer MLP, a tiny random T5 and a tiny random
-GPT-2 (built from configs, no download). Prints each step time's ratio to the untraced
-step, the Tracer's host reads per step, and the peak-memory overhead: on CUDA from the
-allocator's peak, on CPU from the resident-set high-water mark of a fresh subprocess per
-watcher (the training's growth over the process's size before its first step).
+GPT-2 (built from configs, no download). Each watcher trains ``--steps`` steps in turn, for
+``--rounds`` rounds, each block under a fresh watcher (a fresh Tracer details its first step,
+then every 16th: one block of 16 steps is what a long run looks like). Prints, for each,
+the median and the mean step time as ratios to the untraced step, the median ratio of the
+thread's CPU time (less moved by other jobs on a shared machine than wall time), the
+Tracer's host reads per step, and the peak-memory overhead: on CUDA from the allocator's
+peak, on CPU from the resident-set high-water mark of a fresh subprocess per watcher (the
+training's growth over the process's size before its first step).
 
-    .venv/bin/python benchmarks/bench_tracer.py [--rounds 15] [--steps 5] [--device cpu]
+    .venv/bin/python benchmarks/bench_tracer.py [--rounds 6] [--steps 16] [--device cpu]
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ class Runner:
         self.loss_fn = loss_fn
         self.opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         self.times: list[float] = []
+        self.cpu: list[float] = []
         self.tracer: diagnose.Tracer | None = None
         self.steps = 0
         self.syncs = 0
@@ -85,6 +91,9 @@ class Runner:
         if self.name == "diagnose.Tracer":
             self.tracer = diagnose.Tracer()
             return self.tracer
+        if self.name == "Tracer every step":
+            self.tracer = diagnose.Tracer(detail_every=1)
+            return self.tracer
         if self.name == "detect_anomaly":
             return torch.autograd.detect_anomaly(check_nan=True)
         return contextlib.nullcontext()
@@ -93,20 +102,22 @@ class Runner:
         with self.context():
             for _ in range(steps):
                 sync()
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.thread_time()
                 loss = self.loss_fn(self.model)
                 loss.backward()
                 self.opt.step()
                 self.opt.zero_grad(set_to_none=True)
                 sync()
                 self.times.append(time.perf_counter() - start)
+                self.cpu.append(time.thread_time() - cpu)
             in_loop = self.tracer.syncs if self.tracer is not None else 0
         if self.tracer is not None:  # host reads in the loop; the one at exit is not a step's
             self.steps += steps
             self.syncs += in_loop
 
 
-WATCHERS = ["none", "diagnose.Tracer", "DebugUnderflowOverflow", "detect_anomaly"]
+WATCHERS = ["none", "diagnose.Tracer", "Tracer every step", "DebugUnderflowOverflow",
+            "detect_anomaly"]
 
 
 def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> None:
@@ -122,6 +133,7 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> 
     for r in runners:  # warm up
         r.run(2, sync)
         r.times.clear()
+        r.cpu.clear()
         r.steps = r.syncs = 0
     for _ in range(rounds):
         for r in runners:
@@ -131,10 +143,15 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> 
             if cuda:
                 r.peak = max(r.peak, torch.cuda.max_memory_allocated())
     base_time = statistics.median(runners[0].times)
-    print(f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms")
+    base_mean = statistics.mean(runners[0].times)
+    base_cpu = statistics.median(runners[0].cpu)
+    print(f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms"
+          f"  (ratios: median, mean, CPU median)")
     for r in runners:
         med = statistics.median(r.times)
-        line = f"  {r.name:24s} {med * 1e3:8.2f} ms  {med / base_time:5.2f}x"
+        line = (f"  {r.name:24s} {med * 1e3:8.2f} ms  {med / base_time:5.2f}x"
+                f"  {statistics.mean(r.times) / base_mean:5.2f}x"
+                f"  {statistics.median(r.cpu) / base_cpu:5.2f}x")
         if r.tracer is not None:
             line += f"  host reads/step {r.syncs / r.steps:.2f}"
         if cuda and runners[0].peak:
@@ -180,8 +197,8 @@ BUILDERS = {"mlp": ("4-layer MLP", mlp), "t5": ("tiny T5", t5), "gpt2": ("tiny G
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--models", default="mlp,t5,gpt2")
     parser.add_argument("--no-memory", action="store_true", help="skip the CPU memory runs")

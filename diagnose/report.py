@@ -115,6 +115,9 @@ class StepRecord(_Model):
     loss_scale: float | None = None
     skipped: bool = Field(False, description="True when a GradScaler skipped this step.")
     near_limit: bool = False
+    detailed: bool = Field(True, description=(
+        "True when every module call was watched this step; False on a light step, where "
+        "max_activation covers only the model's outputs."))
 
 
 class Event(_Model):

@@ -33,6 +33,7 @@ class RunOptions:
     frames: int = 21
     backward: bool = True
     sample_every: int = 1
+    detail_every: int = 16
     max_steps: int | None = None
     config_file: Path | None = None
     rules: list[Path] = field(default_factory=list)
@@ -128,7 +129,7 @@ def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     tracer = Tracer(frames=options.frames, backward=options.backward,
-                    sample_every=options.sample_every)
+                    sample_every=options.sample_every, detail_every=options.detail_every)
     remove_limit = _install_step_limit(options.max_steps)
     outcome: BaseException | None = None
     try:

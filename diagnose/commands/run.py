@@ -31,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not check gradients flowing through modules (faster)")
     parser.add_argument("--sample-every", type=int, default=1, metavar="K",
                         help="check every K-th optimizer step in full (default 1: all)")
+    parser.add_argument("--detail-every", type=int, default=16, metavar="K",
+                        help="hook every module call on every K-th step and after warning "
+                             "signs; the steps between check the model's outputs, loss, "
+                             "gradients and weights, and replay the step in detail at an "
+                             "event (default 16; 1: every step in detail)")
     parser.add_argument("--max-steps", type=int, metavar="N",
                         help="stop the script cleanly after N optimizer steps")
     parser.add_argument("--verify", action="store_true",
@@ -50,6 +55,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--frames must be at least 1")
     if args.sample_every < 1:
         raise UsageError("--sample-every must be at least 1")
+    if args.detail_every < 1:
+        raise UsageError("--detail-every must be at least 1")
     if args.max_steps is not None and args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
     for path in [*args.dataset, *args.rules]:
@@ -62,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
         fmt = "text"
     options = RunOptions(
         frames=args.frames, backward=not args.no_backward, sample_every=args.sample_every,
-        max_steps=args.max_steps, config_file=args.config, rules=args.rules,
+        detail_every=args.detail_every, max_steps=args.max_steps, config_file=args.config, rules=args.rules,
         datasets=args.dataset, verify=args.verify, debug=args.debug,
     )
     stdout = sys.stdout
@@ -99,7 +106,8 @@ def _launch(args: argparse.Namespace, options):
     """``--nproc N``: every rank gets the tracing options; analysis happens here, once."""
     from diagnose.distributed.launch import launch
 
-    rank_args = ["--frames", str(args.frames), "--sample-every", str(args.sample_every)]
+    rank_args = ["--frames", str(args.frames), "--sample-every", str(args.sample_every),
+                 "--detail-every", str(args.detail_every)]
     if args.no_backward:
         rank_args.append("--no-backward")
     if args.max_steps is not None:

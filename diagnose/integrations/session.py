@@ -35,16 +35,19 @@ Observer = Callable[[Any], None]
 def running_tracer() -> Any:
     """The diagnose Tracer attached to this process right now, or None.
 
-    Found through torch's global forward hooks, where every active Tracer registers a bound
-    method: no registry of our own to keep in step.
+    Found through torch's global optimizer step pre-hooks, where every active Tracer
+    registers a bound method for its whole life (its global module hooks come and go with
+    its detailed steps): no registry of our own to keep in step.
     """
     torch = sys.modules.get("torch")
     if torch is None:
         return None
     from diagnose.tracer import Tracer
 
-    hooks = getattr(torch.nn.modules.module, "_global_forward_hooks", {})
-    for hook in list(hooks.values()):
+    optim = sys.modules.get("torch.optim.optimizer")
+    hooks = [*getattr(optim, "_global_optimizer_pre_hooks", {}).values(),
+             *getattr(torch.nn.modules.module, "_global_forward_hooks", {}).values()]
+    for hook in hooks:
         owner = getattr(hook, "__self__", None)
         if isinstance(owner, Tracer) and getattr(owner, "_active", False):
             return owner

@@ -1,19 +1,30 @@
-"""The Tracer: global hooks that watch every module, loss and optimizer step for inf/nan.
+"""The Tracer: hooks that watch every module, loss and optimizer step for inf/nan.
 
-Cost model (measured, see benchmarks/bench_tracer.py): each module call does only
-``torch.aminmax`` on its new float tensors and appends the device result to a list; modules
-without parameters also get an autograd-node prehook doing the same for the gradient of
-their output (a parameter-owning module's gradients are read at the step instead). Nothing
-is read back to the host until the step's single check, at the optimizer step pre-hook
-(a GradScaler-skipped step, the next root forward of a loop without an optimizer, or the
-tracer's exit): the window's values and one stacked foreach norm of the parameter gradients
-are read in one transfer, scanned in order, and the first non-finite one becomes an event,
-before the update lands. When backward starts, module inputs are released (only the root
-call's inputs and RNG state are kept), so the tracer does not hold activations past their
-use. At an event the first producer is found by looking back over the window, then pinned
-down to a torch op and a line by re-running the root forward to that module call and
-replaying it op by op (or, for a hand-written loss, from the ops recorded between the
-model's forward and ``backward()``).
+Cost model (measured, see benchmarks/bench_tracer.py). Two kinds of step:
+
+* Detailed steps (the first, every ``detail_every``-th, and each step for a while after a
+  warning sign): global module hooks. Each module call does only ``torch.aminmax`` on its
+  new float tensors and appends the device result to a list; modules without parameters
+  also get an autograd-node prehook doing the same for the gradient of their output (a
+  parameter-owning module's gradients are read at the step instead). Watching every call
+  costs 1.15-1.3x on small models, mostly Python per call.
+* Light steps (the others): hooks on the model's root calls only, so submodule calls run
+  torch's hook-free fast path. The root's inputs and outputs, the loss, the gradients its
+  outputs receive (kept on the device, not read) and the parameter gradients are checked.
+
+Either way nothing is read back to the host until the step's single check, at the optimizer
+step pre-hook (a GradScaler-skipped step, the next root forward of a loop without an
+optimizer, or the tracer's exit): the window's values and one foreach norm of the parameter
+gradients are read in one transfer, scanned in order, and the first non-finite one becomes
+an event, before the update lands. An event on a light step first replays the step's root
+calls with every module watched (from the same inputs and RNG state; for a gradient, also
+the backward from the gradients the root outputs received), so it names what a detailed
+step would. When backward starts, module inputs are released (only the root call's inputs
+and RNG state are kept), so the tracer does not hold activations past their use. At an event
+the first producer is found by looking back over the window, then pinned down to a torch op
+and a line by re-running the root forward to that module call and replaying it op by op
+(or, for a hand-written loss, from the ops recorded between the model's forward and
+``backward()``).
 """
 
 from __future__ import annotations
@@ -65,8 +76,9 @@ _MAX_CONSECUTIVE_SKIPS = 25
 class _Rec:
     """One entry of the check window, in the order things happened."""
 
-    __slots__ = ("args", "call", "chunk", "indices", "ins", "invalues", "kind", "kwargs",
-                 "module", "outs", "parent", "phase", "rng", "step", "target", "values")
+    __slots__ = ("args", "call", "chunk", "grad_enabled", "grads", "indices", "ins", "invalues",
+                 "kind", "kwargs", "module", "outs", "parent", "phase", "rng", "step", "target",
+                 "values")
 
     def __init__(self, kind: str, phase: str, step: int, module: Any = None,
                  outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
@@ -79,6 +91,8 @@ class _Rec:
         self.parent = -1
         self.chunk = -1
         self.rng: Any = None
+        self.grad_enabled = True
+        self.grads: dict[int, torch.Tensor] | None = None  # a light root's output gradients
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
         self.outs: list[tuple[str, torch.dtype, Any, int]] = [] if outs is None else outs
         self.args: Any = None
@@ -96,6 +110,16 @@ class Tracer:
     ``backward``: also watch gradients flowing through modules (parameter gradients are
     always checked before the optimizer applies them).
     ``sample_every``: watch one optimizer step in k (1 = every step).
+    ``detail_every``: hooks on every module call only on the first ``detail_first`` steps and
+    on every k-th step after them (1 = every step), and on every step for ``detail_every``
+    steps after one whose values came within a factor of 2 of their dtype's limit or that a
+    loss scaler skipped. The steps between are light: only the model's root calls, the loss,
+    the parameter gradients and the weights are checked, so submodule calls cost nothing, and
+    a light step's history has the largest |activation| of the model's outputs only. When one
+    of those checks finds a non-finite value, the step's root forward (and, for a gradient,
+    its backward from the gradients its outputs received) is replayed from its inputs and
+    RNG state with every module watched, which names the producer as a detailed step would
+    (the weights are still those the step used). Multi-process runs detail every step.
     ``check_at_backward``: also check forward and loss at ``backward()`` entry, stopping a
     nan loss before backward runs, at the cost of a second host read per step. Off by
     default: the step's single read happens at the optimizer step pre-hook, before the update
@@ -104,11 +128,21 @@ class Tracer:
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
-                 check_at_backward: bool | None = None) -> None:
+                 check_at_backward: bool | None = None, detail_every: int = 16,
+                 detail_first: int = 1) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
             raise ValueError("sample_every must be at least 1")
+        if detail_every < 1 or detail_first < 1:
+            raise ValueError("detail_every and detail_first must be at least 1")
+        self.detail_every = detail_every
+        self.detail_first = detail_first
+        self._light = False  # this step watches only the root calls
+        self._alert = 0  # detailed steps still owed after a warning sign
+        self._replaying = False
+        self._module_handles: list[Any] = []
+        self._root_handles: list[Any] = []
         self.frames = frames
         self.backward = backward
         self.sample_every = sample_every
@@ -145,10 +179,8 @@ class Tracer:
 
     def __enter__(self) -> Tracer:
         try:
+            self._add_module_hooks()
             self._handles += [
-                _module_hooks.register_module_forward_pre_hook(self._on_pre),
-                _module_hooks.register_module_forward_hook(self._on_forward, with_kwargs=True,
-                                                           always_call=True),
                 _optim_hooks.register_optimizer_step_pre_hook(self._on_step_pre),
                 _optim_hooks.register_optimizer_step_post_hook(self._on_step_post),
             ]
@@ -180,6 +212,7 @@ class Tracer:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        self._remove_module_hooks()
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches.clear()
@@ -187,6 +220,50 @@ class Tracer:
         if self._capture is not None:
             with contextlib.suppress(Exception):
                 self._capture.uninstall()
+
+    def _add_module_hooks(self) -> None:
+        """Global hooks: every module call of a detailed step (or of a replay)."""
+        self._module_handles += [
+            _module_hooks.register_module_forward_pre_hook(self._on_pre),
+            _module_hooks.register_module_forward_hook(self._on_forward, with_kwargs=True,
+                                                       always_call=True),
+        ]
+
+    def _remove_module_hooks(self) -> None:
+        for handle in self._module_handles + self._root_handles:
+            handle.remove()
+            # torch leaves the with_kwargs flag of a removed global hook behind
+            _module_hooks._global_forward_hooks_with_kwargs.pop(handle.id, None)
+        self._module_handles.clear()
+        self._root_handles.clear()
+
+    def _detailed_step(self) -> bool:
+        """Whether the coming step hooks every module call: the first steps, every k-th step,
+        the steps after one that came near a dtype's limit or that a loss scaler skipped, and
+        every step of a multi-process run (a replay there would run collectives on one rank)."""
+        return (self.step < self.detail_first or self.step % self.detail_every == 0
+                or self._alert > 0 or _distributed())
+
+    def _set_light(self, light: bool) -> None:
+        """Switch between detailed steps (global hooks) and light ones (root hooks only).
+
+        Any global module hook sends every module call through torch's slow call path; on
+        a light step only the root modules carry (instance) hooks, the same callbacks.
+        """
+        if light == self._light:
+            return
+        self._remove_module_hooks()
+        self._light = light
+        if not light:
+            self._add_module_hooks()
+            return
+        self._window_light = True
+        for root in self._roots:
+            self._root_handles += [
+                root.register_forward_pre_hook(self._on_pre),
+                root.register_forward_hook(self._on_forward, with_kwargs=True,
+                                           always_call=True),
+            ]
 
     def _patch(self, owner: Any, name: str, make: Any) -> None:
         original = getattr(owner, name)
@@ -197,12 +274,13 @@ class Tracer:
 
     def _reset_window(self) -> None:
         self._vals: list[Any] = []
-        self._chunks: list[torch.Tensor] = []
+        self._chunks: list[list[torch.Tensor]] = []
         self._recs: list[_Rec] = []
         self._backward_seen = False  # a backward() ran since the last check
         self._nograd_forward = False  # the last root forward ran without grad
         self._seen: dict[int, tuple[torch.Tensor, int]] = {}
         self._loss_sources: dict[int, torch.Tensor] = {}
+        self._window_light = getattr(self, "_light", False)  # some calls went unwatched
 
     def _slot(self, t: torch.Tensor) -> int:
         seen = self._seen.get(id(t))
@@ -224,11 +302,11 @@ class Tracer:
     def _on_pre(self, module: torch.nn.Module, args: Any) -> None:
         if not self._active or not self._on:
             return
-        if not self._stack:
+        if not self._stack and not self._replaying:
             self._stop_watch()
             if id(module) not in self._names:
                 self._add_root(module)
-            self._root_rng = torch.get_rng_state()  # to re-run this forward at an event
+            self._root_rng = _rng_state()  # to re-run this forward at an event
             if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
                                or (self._backward_seen and self._primary_opt is None)):
                 # No optimizer step closed the last window: a manual update, or an
@@ -291,8 +369,21 @@ class Tracer:
         if not stack:
             rec.indices = self._batch.last
             rec.rng = self._root_rng
-            self._nograd_forward = not torch.is_grad_enabled()
-            self._start_watch()
+            rec.grad_enabled = torch.is_grad_enabled()
+            if not self._replaying:
+                self._nograd_forward = not rec.grad_enabled
+                if self._light and self.backward and rec.grad_enabled:
+                    self._keep_output_grads(rec, output)
+                self._start_watch()
+
+    def _keep_output_grads(self, rec: _Rec, output: Any) -> None:
+        """On a light step, keep the gradients that reach the root's outputs: with them an
+        event found at the step can replay the model's backward with every module watched."""
+        rec.grads = {}
+        for i, (_, t) in enumerate(iter_tensors(output, "output")):
+            node = t.grad_fn
+            if node is not None and is_checked(t):
+                node.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
 
     def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
         """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
@@ -476,32 +567,45 @@ class Tracer:
 
     def _norms(self, kind: str, phase: str, owners: list[Any], tensors: list[Any]) -> None:
         """One foreach norm over a list of tensors: nan/inf anywhere shows in its norm."""
-        local = [local_tensor(t) for t in tensors]
-        keep = [(o, t) for o, t in zip(owners, local, strict=True) if t is not None]
-        if not keep:
+        plain = torch.Tensor
+        ts = [t if type(t) is plain and t.numel() else local_tensor(t) for t in tensors]
+        if any(t is None for t in ts):  # no values to reduce (meta, empty, a shard-less DTensor)
+            kept = [(o, t) for o, t in zip(owners, ts, strict=True) if t is not None]
+            owners, ts = [o for o, _ in kept], [t for _, t in kept]
+        if not ts:
             return
         with torch.no_grad():
-            # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
-            norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
-                                         for _, t in keep], 2, dtype=torch.float32)
-            self._chunks.append(torch.stack(norms))
-        rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for _, t in keep])
+            if all(t.dtype is torch.float32 for t in ts):
+                norms = torch._foreach_norm(ts, 2)  # the dtype argument costs a slower path
+            else:  # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
+                norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
+                                             for t in ts], 2, dtype=torch.float32)
+            self._chunks.append(list(norms))  # stacked with the window's values at the check
+        rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for t in ts])
         rec.chunk = len(self._chunks) - 1
-        rec.target = [o for o, _ in keep]
+        rec.target = owners
         self._recs.append(rec)
 
     def _end_step(self, skipped: bool) -> None:
         p = self._pending
-        self.history.append(StepRecord(
+        # model_construct: the values are the tracer's own floats and bools; validating them
+        # every step would cost more than the rest of a light step's bookkeeping.
+        self.history.append(StepRecord.model_construct(
             step=self.step, loss=p.get("loss"), grad_norm=p.get("grad_norm"),
             max_activation=p.get("max_activation"), lr=p.get("lr"),
             loss_scale=p.get("loss_scale"), skipped=skipped,
-            near_limit=bool(p.get("near_limit")),
+            near_limit=bool(p.get("near_limit")), detailed=not self._light,
         ))
         self._pending = {}
         if not skipped:
             self.step += 1
         self._on = self.step % self.sample_every == 0
+        if p.get("near_limit") or skipped:
+            self._alert = self.detail_every  # watch closely while values are near trouble
+        elif self._alert:
+            self._alert -= 1
+        if self._active and self._roots:
+            self._set_light(not self._detailed_step())
         self._scaler_active = False
         if self._skips >= _MAX_CONSECUTIVE_SKIPS and self.event is None:
             scale = p.get("loss_scale")
@@ -518,32 +622,36 @@ class Tracer:
     def _check(self) -> None:
         """Read the whole window back in one transfer and look for the first non-finite."""
         self._stop_watch()
-        recs, vals = self._recs, self._vals
+        recs = self._recs
         loss_ops = getattr(self, "_loss_ops", [])
         self._loss_ops = []
-        flat = [v for pair in vals for v in pair]
-        flat += [v for r in loss_ops for v in r.minmax]
-        chunks = self._chunks
-        if not flat and not chunks:
+        if not self._vals and not self._chunks:
             self._reset_window()
             return
-        parts = [torch.stack(flat)] if flat else []
-        device = (parts or chunks)[0].device
-        parts += [c.to(device) for c in chunks]
-        host = (torch.cat(parts) if len(parts) > 1 else parts[0]).tolist()  # the one read
+        host, offsets = self._read_window(self._vals, self._chunks)
         self.syncs += 1
-        n = 2 * len(vals)
-        for i, r in enumerate(loss_ops):
-            lo, hi = host[n + 2 * i], host[n + 2 * i + 1]
-            r.finite = math.isfinite(lo) and math.isfinite(hi)
-        offsets, at = [], len(flat)
-        for c in chunks:
-            offsets.append(at)
-            at += c.numel()
         try:
             self._scan(recs, host, loss_ops, offsets)
         finally:
             self._reset_window()
+
+    @staticmethod
+    def _read_window(vals: list[Any], chunks: list[list[torch.Tensor]]
+                     ) -> tuple[list[float], list[int]]:
+        """Every device value of a window in one stack and one host read: the (amin, amax)
+        pairs, then the norm chunks (and where each chunk starts)."""
+        flat = [v for pair in vals for v in pair]
+        offsets, at = [], len(flat)
+        for c in chunks:
+            offsets.append(at)
+            at += len(c)
+        items = flat + [t for c in chunks for t in c]
+        if not items:
+            return [], offsets
+        device = items[0].device
+        if any(t.device != device for t in items):
+            items = [t.to(device) for t in items]
+        return torch.stack(items).tolist(), offsets
 
     def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord],
               offsets: list[int]) -> None:
@@ -598,6 +706,10 @@ class Tracer:
         window_calls = [rec for rec in recs if rec.kind == "call"]
         if first_bad is not None:
             self._window_calls = window_calls
+            ops.learn_finiteness(loss_ops)
+            if self._window_light and not (first_bad.kind == "call"
+                                           and self._inputs_bad(first_bad)):
+                self._light_event(first_bad, recs, calls, loss_ops)
             self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
@@ -663,8 +775,142 @@ class Tracer:
 
     # -- the event -----------------------------------------------------------------------
 
+    def _light_event(self, first_bad: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
+                     loss_ops: list[ops.OpRecord]) -> None:
+        """An event on a light step: replay its root calls with every module watched.
+
+        The weights are those the step used (the update has not landed), so the replay,
+        from the same inputs and RNG state, makes the same values. For a non-finite forward
+        value its first non-finite module output is the producer a detailed step would have
+        named; for a gradient, the replay also runs the model's backward from the gradients
+        the step's root outputs received, so each module's gradient is seen as on a detailed
+        step. When the replay does not reproduce the value, the event is built from what the
+        light checks saw, and says so.
+        """
+        backward_born = first_bad.kind in ("pgrad", "grad")
+        replay = self._replay_window(recs, backward_born and self.backward)
+        if replay is not None:
+            rrecs, rcalls, rbad = replay
+            self._window_calls = [r for r in rrecs if r.kind == "call"]
+            if rbad is not None:
+                self._on_event(rbad, rrecs, rcalls, loss_ops)
+            calls = rcalls  # a backward explanation walks the modules the replay saw
+        if first_bad.kind in ("loss", "scale"):
+            return  # the forward was finite: the light checks name these as a detailed step
+        what = "forward and backward" if backward_born and self.backward else "forward"
+        if replay is None:
+            note = (f"light step: a replay of the model's {what} with every module watched "
+                    "did not reproduce the step's outputs (weights or inputs changed since, or "
+                    "the model could not be re-run); the event is built from the step's root, "
+                    "loss and gradient checks")
+        else:
+            note = (f"light step: a replay of the model's {what} with every module watched "
+                    "did not reproduce the non-finite value; the event is built from the "
+                    "step's root, loss and gradient checks")
+        if first_bad.kind != "call":
+            self._on_event(first_bad, recs, calls, loss_ops, note)
+        name = self._name(first_bad.module)
+        mtype = type(first_bad.module).__name__
+        dtype = next((dtype_name(d) for _, d, *_ in first_bad.outs), None)
+        msg = (f"first non-finite: step {first_bad.step}, forward, `{name}` ({mtype}, {dtype}): "
+               f"{self._out_summary(first_bad)} from finite input; the submodule that made it "
+               "is unknown")
+        self._raise(Event(kind="nonfinite", phase="forward", step=first_bad.step, module=name,
+                          module_type=mtype, dtype=dtype, message=msg,
+                          value=self._value(first_bad), details=[note]),
+                    self._frames(first_bad))
+
+    def _replay_window(self, recs: list[_Rec], backward_too: bool = False
+                       ) -> tuple[list[_Rec], dict[int, _Rec], _Rec | None] | None:
+        """Re-run the window's root calls under the global hooks (and, with ``backward_too``,
+        their backward from the gradients their outputs received); one host read at the end.
+
+        Returns the replay's records in the order a detailed step makes them (the step's
+        own loss records placed between forward and backward), its calls, and its first
+        non-finite record; None when the replay is not the step's computation.
+        """
+        roots = [r for r in recs if r.kind == "call" and r.parent < 0 and r.args is not None]
+        if not roots or (backward_too and not any(r.grads for r in roots)):
+            return None
+        saved = (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
+                 self._backward_seen, self._nograd_forward, self._window_light, self._stack)
+        self._set_light(False)  # the run stops at this event: no need to go light again
+        self._reset_window()
+        self._stack = []
+        self._replaying = True
+        rng = _rng_state()
+        try:
+            outputs = []
+            for root in roots:
+                _set_rng_state(root.rng)
+                with torch.set_grad_enabled(backward_too and root.grad_enabled):
+                    outputs.append(root.module(*root.args, **(root.kwargs or {})))
+            forward_recs = len(self._recs)
+            if backward_too:
+                self._replay_backward(roots, outputs)
+            rrecs = self._recs
+            host, offsets = self._read_window(self._vals, self._chunks)
+        except Exception:
+            return None
+        finally:
+            self._replaying = False
+            _set_rng_state(rng)
+            (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
+             self._backward_seen, self._nograd_forward, self._window_light,
+             self._stack) = saved
+        rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
+        for old, new in zip(roots, rroots, strict=False):
+            new.indices, new.rng = old.indices, old.rng
+        if len(rroots) != len(roots):
+            return None
+        calls: dict[int, _Rec] = {}
+        first: _Rec | None = None
+        for rec in rrecs:
+            if rec.chunk >= 0:
+                at = offsets[rec.chunk]
+                rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
+            else:
+                rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                              for *_, s in rec.outs]
+            if rec.kind == "call":
+                calls[rec.call] = rec
+                rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                                for *_, s in rec.ins]
+            bad = not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
+            if bad and rec.kind == "pgrad":
+                bad = self._confirm_nonfinite(rec)
+            if bad and first is None:
+                first = rec
+        if not all(_same_values(old.values, new.values) for old, new in zip(roots, rroots,
+                                                                           strict=True)):
+            # Weights or inputs changed since (an optimizer closure, a reused input buffer):
+            # this is not the step's forward, so it names nothing.
+            return None
+        losses = [r for r in recs if r.kind == "loss"]
+        return rrecs[:forward_recs] + losses + rrecs[forward_recs:], calls, first
+
+    def _replay_backward(self, roots: list[_Rec], outputs: list[Any]) -> None:
+        """Differentiate the replayed root outputs with the gradients the step's outputs
+        received: module prehooks record each gradient, and the parameter gradients join the
+        window as the step's own did (``autograd.grad``: nothing accumulates in ``.grad``)."""
+        outs, grads = [], []
+        for root, output in zip(roots, outputs, strict=True):
+            for i, (_, t) in enumerate(iter_tensors(output, "output")):
+                grad = (root.grads or {}).get(i)
+                if grad is not None and t.requires_grad:
+                    outs.append(t)
+                    grads.append(grad)
+        params = list({id(p): p for root in roots for p in root.module.parameters()
+                       if p.requires_grad}.values())
+        if not outs or not params:
+            return
+        got = torch.autograd.grad(outs, params, grads, allow_unused=True)
+        pairs = [(p, g) for p, g in zip(params, got, strict=True) if g is not None]
+        if pairs:
+            self._norms("pgrad", "backward", [p for p, _ in pairs], [g for _, g in pairs])
+
     def _on_event(self, rec: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
-                  loss_ops: list[ops.OpRecord]) -> None:
+                  loss_ops: list[ops.OpRecord], note: str | None = None) -> None:
         kind = rec.kind
         producer: _Rec | None = None
         event: Event
@@ -685,6 +931,8 @@ class Tracer:
             event = self._param_event(rec)
             if kind == "pgrad":
                 self._explain_backward(event, rec, recs, calls, loss_ops)
+        if note is not None:
+            event.details.append(note)
         frames = self._frames(producer)
         finding = getattr(self, "_finding", None)
         if finding is not None and producer is None and event.module is None:
@@ -942,10 +1190,9 @@ class Tracer:
         handle = rec.module.register_forward_pre_hook(grab, with_kwargs=True)
         was = self._active
         self._active = False
-        saved = torch.get_rng_state()
+        saved = _rng_state()
         try:
-            if root.rng is not None:
-                torch.set_rng_state(root.rng)
+            _set_rng_state(root.rng)
             with torch.no_grad():
                 root.module(*root.args, **(root.kwargs or {}))
         except _Got:
@@ -954,7 +1201,7 @@ class Tracer:
             pass
         finally:
             handle.remove()
-            torch.set_rng_state(saved)
+            _set_rng_state(saved)
             self._active = was
 
     def _replay(self, rec: _Rec, calls: dict[int, _Rec] | None = None) -> ops.OpFinding | None:
@@ -1050,6 +1297,36 @@ class Tracer:
                       config=config)
 
 
+def _same_values(a: list[tuple[float, float]] | None,
+                 b: list[tuple[float, float]] | None) -> bool:
+    """The replay made the root outputs the step made (to rounding; inf/nan in kind)."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    for pair_a, pair_b in zip(a, b, strict=True):
+        for x, y in zip(pair_a, pair_b, strict=True):
+            if math.isfinite(x) and math.isfinite(y):
+                if abs(x - y) > 1e-3 * max(abs(x), abs(y)) + 1e-6:
+                    return False
+            elif not (x == y or (math.isnan(x) and math.isnan(y))):
+                return False
+    return True
+
+
+def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+    """CPU and (when in use) CUDA generator states: dropout in a replay draws the same masks."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def _set_rng_state(state: tuple[torch.Tensor, list[torch.Tensor] | None] | None) -> None:
+    if state is None:
+        return
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+
+
 def _make_capture() -> Any:
     try:
         from diagnose.capture import ConfigCapture
@@ -1064,3 +1341,14 @@ def _make_capture() -> Any:
 
 
 __all__ = ["Location", "NonFiniteDetected", "Tracer"]
+
+
+def _distributed() -> bool:
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _keep_grad(into: dict[int, torch.Tensor], i: int, nr: int, grads: Any) -> None:
+    """Autograd node prehook of a light step's root output: remember its incoming gradient."""
+    if nr < len(grads) and grads[nr] is not None:
+        into[i] = grads[nr]

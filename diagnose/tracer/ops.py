@@ -2,8 +2,8 @@
 
 Two uses of one ``TorchFunctionMode``:
 - ``LossWatch`` is active only between the end of the model's forward and ``backward()``,
-  where a hand-written loss runs outside any module; it keeps one device-side ``aminmax``
-  per op output and a reference to the op's inputs, read at the step's single check.
+  where a hand-written loss runs outside any module; it keeps each op, its call site and a
+  reference to its arguments and output, looked at only when the step has an event.
 - ``Replay`` re-runs one module call, once an event is known, checking every op eagerly.
 Both find the producer by lineage: from the non-finite tensor back through the ops whose
 inputs were already non-finite, to the op that made it from finite inputs. A ``-inf`` used
@@ -42,12 +42,12 @@ _IGNORED = {"__get__", "__set__", "__setitem__", "item", "tolist", "backward", "
             "requires_grad_", "retain_grad", "register_hook", "data_ptr", "stride"}
 
 
-def op_name(func: Any) -> str:
-    name = getattr(func, "__name__", None) or str(func)
-    return _DUNDER.get(name, name)
+# Where an op was called: (file, line, function, "file:line" of the library code it went
+# through or None). A plain tuple: it is taken for every watched op, a Location only at an event.
+Site = tuple[str, int, str, str | None]
 
 
-def user_location(stop_at_diagnose: bool = False) -> Location | None:
+def user_site(stop_at_diagnose: bool = False) -> Site | None:
     """The innermost stack frame outside torch, diagnose and the standard library.
 
     With ``stop_at_diagnose`` (a replay), frames beyond diagnose's own replay call are not
@@ -56,21 +56,32 @@ def user_location(stop_at_diagnose: bool = False) -> Location | None:
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_DIAGNOSE_DIR):
         frame = frame.f_back  # the watch's own frames
-    library: Location | None = None
+    library: Site | None = None
     while frame is not None:
-        filename = frame.f_code.co_filename
+        code = frame.f_code
+        filename = code.co_filename
         if stop_at_diagnose and filename.startswith(_DIAGNOSE_DIR):
             break
         if not filename.startswith(_SKIP_PREFIXES):
-            here = Location(file=filename, line=frame.f_lineno, function=frame.f_code.co_name)
             if not _is_library(filename):
-                if library is not None:
-                    here.via = f"{library.file}:{library.line}"
-                return here
-            library = library or here
+                via = f"{library[0]}:{library[1]}" if library is not None else None
+                return filename, frame.f_lineno, code.co_name, via
+            library = library or (filename, frame.f_lineno, code.co_name, None)
         frame = frame.f_back
     # Only library code (e.g. a loss inside transformers) called the op: name that place.
     return library
+
+
+def site_location(site: Site | None) -> Location | None:
+    if site is None:
+        return None
+    file, line, function, via = site
+    return Location(file=file, line=line, function=function, via=via)
+
+
+def user_location(stop_at_diagnose: bool = False) -> Location | None:
+    """``user_site`` as the report's Location."""
+    return site_location(user_site(stop_at_diagnose))
 
 
 def _is_library(filename: str) -> bool:
@@ -80,17 +91,33 @@ def _is_library(filename: str) -> bool:
 
 @dataclass
 class OpRecord:
-    """One op seen by a watch: its name, call site, inputs and output identity."""
+    """One op seen by a watch: its name, call site, arguments and output.
+
+    Recording costs no device work: whether the output is finite (``finite``) is learnt
+    when an event needs it (``learn_finiteness``), and the tensor inputs are listed then too.
+    """
 
     name: str
-    location: Location | None
-    inputs: list[tuple[str, torch.Tensor]]
+    site: Site | None
     output: torch.Tensor
-    minmax: Any = None  # device (amin, amax) of the output, read at the check
     finite: bool | None = None
     func: Any = None  # the op itself and its arguments, to re-run it at an event
     args: tuple = ()
     kwargs: dict | None = None
+    _inputs: list[tuple[str, torch.Tensor]] | None = field(default=None, repr=False)
+
+    @property
+    def inputs(self) -> list[tuple[str, torch.Tensor]]:
+        if self._inputs is None:
+            self._inputs = list(iter_tensors((self.args, self.kwargs or {}), "x"))
+        return self._inputs
+
+
+def learn_finiteness(records: list[OpRecord]) -> None:
+    """Settle ``finite`` for records a light watch left open (host reads: at an event only)."""
+    for rec in records:
+        if rec.finite is None:
+            rec.finite = _tensor_finite(rec.output)
 
 
 @dataclass
@@ -130,10 +157,9 @@ class _Watch(TorchFunctionMode):
         tensor = out[0] if isinstance(out, (tuple, list)) and out else out
         if (isinstance(tensor, torch.Tensor) and type(tensor) is torch.Tensor
                 and is_checked(tensor) and tensor.numel() and not tensor.is_meta):
-            inputs = [(n, t) for n, t in iter_tensors((args, kwargs), "x")]
-            loc = user_location(self.stop_at_diagnose)
-            self._record(OpRecord(op_name(func), loc, inputs, tensor, func=func, args=args,
-                                  kwargs=kwargs))
+            site = user_site(self.stop_at_diagnose)
+            self._record(OpRecord(_DUNDER.get(name, name) or str(func), site, tensor,
+                                  func=func, args=args, kwargs=kwargs))
         return out
 
     def _record(self, rec: OpRecord) -> None:
@@ -141,10 +167,10 @@ class _Watch(TorchFunctionMode):
 
 
 class LossWatch(_Watch):
-    """Light watch over user code between forward and backward: one aminmax per op."""
+    """Light watch over user code between forward and backward: each op and its call site,
+    no device work (the step's own checks say whether anything needs looking into)."""
 
     def _record(self, rec: OpRecord) -> None:
-        rec.minmax = torch.aminmax(rec.output.detach())
         self.records.append(rec)
 
 
@@ -208,7 +234,7 @@ def _finding(rec: OpRecord) -> OpFinding:
     detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     value = value_kind(rec.output)
     detail += f" and returned {value or 'a finite value'}"
-    finding = OpFinding(rec.name, rec.location, inputs, output, detail, value=value)
+    finding = OpFinding(rec.name, site_location(rec.site), inputs, output, detail, value=value)
     if rec.name in _CLASSIFICATION_LOSSES:
         finding.targets = target_counts(rec.args, rec.kwargs)
         if finding.targets is not None:

@@ -29,7 +29,7 @@ def _train(model: nn.Module, steps: int, tracer: Tracer, lr: float = 0.01) -> No
 @pytest.mark.parametrize("n", [1, 3, 7])
 def test_the_ring_buffer_keeps_exactly_the_last_n_calls_oldest_first(n):
     # a container's call ends after its children's
-    tracer = Tracer(frames=n)
+    tracer = Tracer(frames=n, detail_every=1)  # every step watches every module call
     _train(_mlp(), 3, tracer)  # 6 module calls per step, 18 in all
     frames = tracer.report().frames
     assert len(frames) == n

@@ -1,0 +1,166 @@
+"""Light steps: between detailed steps only the root calls carry hooks, and an event found
+there is named by replaying the step's forward with every module watched."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.modules import module as module_hooks
+
+from diagnose.tracer import NonFiniteDetected, Tracer
+
+
+def _mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+
+
+def _run(tracer: Tracer, steps: int, bad_step: int | None = None, dropout: bool = False,
+         mutate: bool = False) -> list[bool]:
+    """Train; at ``bad_step`` a batch of huge finite values makes the first Linear overflow."""
+    model = _mlp()
+    with torch.no_grad():
+        model[0].weight.abs_().add_(0.5)  # a positive sum of 3e38s: +inf
+    if dropout:
+        model.insert(1, nn.Dropout(0.5))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    global_hooks = []
+    with tracer:
+        for step in range(steps):
+            batch = torch.full_like(x, 3e38) if step == bad_step else x.clone()
+            global_hooks.append(bool(module_hooks._global_forward_hooks))
+            nn.functional.mse_loss(model(batch), y).backward()
+            if mutate:
+                batch.zero_()  # the script reuses its input buffer before the step
+            opt.step()
+            opt.zero_grad()
+    return global_hooks
+
+
+def test_only_the_first_and_every_kth_step_hook_every_module():
+    tracer = Tracer(detail_every=4, detail_first=2)
+    global_hooks = _run(tracer, 9)
+    assert global_hooks == [True, True, False, False, True, False, False, False, True]
+    assert [h.detailed for h in tracer.history] == global_hooks
+    assert all(h.max_activation and h.grad_norm for h in tracer.history)
+    assert tracer.syncs == 9 + 1  # one read per step, one at exit
+
+
+def test_an_event_on_a_light_step_names_the_same_producer_as_a_detailed_step():
+    events = []
+    for every in (1, 16):
+        tracer = Tracer(detail_every=every)
+        with pytest.raises(NonFiniteDetected):
+            _run(tracer, 8, bad_step=5)
+        events.append(tracer.event)
+    detailed, light = events
+    assert light.phase == detailed.phase == "forward"
+    assert light.step == detailed.step == 5
+    assert light.module == detailed.module == "0"
+    assert light.op == detailed.op and light.op is not None
+    assert light.message == detailed.message
+    assert not any("light step" in d for d in light.details)
+    assert [f.module for f in light_frames(tracer)][-1] == "0"
+
+
+def light_frames(tracer: Tracer) -> list:
+    return tracer.report().frames
+
+
+def test_a_replay_restores_the_rng_so_dropout_draws_the_same_mask():
+    tracer = Tracer(detail_every=16)
+    with pytest.raises(NonFiniteDetected):
+        _run(tracer, 8, bad_step=5, dropout=True)
+    assert (tracer.event.step, tracer.event.module) == (5, "0")
+    assert not any("light step" in d for d in tracer.event.details)
+
+
+def test_when_the_replay_does_not_reproduce_the_event_says_so_and_names_no_submodule():
+    tracer = Tracer(detail_every=16)
+    with pytest.raises(NonFiniteDetected):
+        _run(tracer, 8, bad_step=5, mutate=True)
+    event = tracer.event
+    assert (event.phase, event.step, event.module, event.op) == ("forward", 5, "Sequential", None)
+    assert "submodule that made it is unknown" in event.message
+    assert any("did not reproduce" in d for d in event.details)
+
+
+class _SqrtAbs(nn.Module):
+    """Finite forward; its backward is 0/0 = nan where its input is exactly 0."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sqrt(x.abs())
+
+
+class _Gate(nn.Module):
+    """A parameter-free module whose own backward is nan at 0 (the tracer hooks its output)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _SqrtAbs()(x) * 1.0
+
+
+def _run_backward_born(tracer: Tracer, steps: int, bad_step: int, gated: bool) -> None:
+    """At ``bad_step`` the batch is all zeros, so the first Linear (no bias) outputs exact 0s
+    and the square root's gradient is born nan inside backward."""
+    torch.manual_seed(0)
+    act = _Gate() if gated else _SqrtAbs()
+    model = nn.Sequential(nn.Linear(4, 8, bias=False), act, nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    with tracer:
+        for step in range(steps):
+            batch = torch.zeros_like(x) if step == bad_step else x + 1
+            nn.functional.mse_loss(model(batch), y).backward()
+            opt.step()
+            opt.zero_grad()
+
+
+@pytest.mark.parametrize("gated", [False, True])
+def test_a_gradient_born_in_backward_on_a_light_step_is_named_as_on_a_detailed_step(gated):
+    events, weights = [], []
+    for every in (1, 16):
+        tracer = Tracer(detail_every=every)
+        with pytest.raises(NonFiniteDetected):
+            _run_backward_born(tracer, 8, bad_step=5, gated=gated)
+        events.append(tracer.event)
+        weights.append(tracer.history[-1].grad_norm)
+    detailed, light = events
+    assert light.phase == detailed.phase == "backward"
+    assert light.step == detailed.step == 5
+    assert (light.module, light.op) == (detailed.module, detailed.op)
+    assert light.op in ("sqrt", "abs")
+    assert light.message == detailed.message
+    assert light.location == detailed.location
+    assert not any("light step" in d for d in light.details)
+
+
+class _WithSide(nn.Module):
+    """Returns its prediction and a side output the loss never uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x: torch.Tensor, side: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.lin(x), side * 1.0
+
+
+def test_a_step_near_the_dtype_limit_makes_the_following_steps_detailed():
+    torch.manual_seed(0)
+    model = _WithSide()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    tracer = Tracer(detail_every=4)
+    with tracer:
+        for step in range(11):
+            side = torch.full((3,), 2e38 if step == 5 else 1.0)  # 2e38: within 2x of fp32 max
+            pred, _ = model(x, side)
+            nn.functional.mse_loss(pred, y).backward()
+            opt.step()
+            opt.zero_grad()
+    near = [h.near_limit for h in tracer.history]
+    assert near == [s == 5 for s in range(11)]
+    detailed = [h.detailed for h in tracer.history]
+    assert detailed == [True, False, False, False, True, False, True, True, True, True, False]
