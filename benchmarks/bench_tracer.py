@@ -4,15 +4,16 @@ Compares no watcher, ``diagnose.Tracer()``, the Tracer with every step detailed
 (``detail_every=1``), transformers' ``DebugUnderflowOverflow`` and
 ``torch.autograd.detect_anomaly`` on a 4-layer MLP, a tiny random T5 and a tiny random
 GPT-2 (built from configs, no download). Each watcher trains ``--steps`` steps in turn, for
-``--rounds`` rounds, each block under a fresh watcher (a fresh Tracer details its first step,
-then every 16th: one block of 16 steps is what a long run looks like). Prints, for each,
-the median and the mean step time as ratios to the untraced step, the median ratio of the
-thread's CPU time (less moved by other jobs on a shared machine than wall time), the
-Tracer's host reads per step, and the peak-memory overhead: on CUDA from the allocator's
+``--rounds`` rounds: short blocks, so a machine whose speed drifts moves every watcher alike.
+Each Tracer is entered again for each of its blocks, so its steps go on counting as in one
+long run (it details its first step, then every 16th). Prints, for each, the median and the
+mean step time as ratios to the untraced step, the median ratio of the thread's CPU time,
+the Tracer's host reads per step (its read at exit is not a step's), and the peak-memory
+overhead: on CUDA from the allocator's
 peak, on CPU from the resident-set high-water mark of a fresh subprocess per watcher (the
 training's growth over the process's size before its first step).
 
-    .venv/bin/python benchmarks/bench_tracer.py [--rounds 6] [--steps 16] [--device cpu]
+    .venv/bin/python benchmarks/bench_tracer.py [--rounds 40] [--steps 4] [--device cpu]
 """
 
 from __future__ import annotations
@@ -86,19 +87,20 @@ class Runner:
             from transformers.debug_utils import DebugUnderflowOverflow
 
             DebugUnderflowOverflow(model)
+        elif name == "diagnose.Tracer":
+            self.tracer = diagnose.Tracer()
+        elif name == "Tracer every step":
+            self.tracer = diagnose.Tracer(detail_every=1)
 
     def context(self) -> Any:
-        if self.name == "diagnose.Tracer":
-            self.tracer = diagnose.Tracer()
-            return self.tracer
-        if self.name == "Tracer every step":
-            self.tracer = diagnose.Tracer(detail_every=1)
-            return self.tracer
+        if self.tracer is not None:
+            return self.tracer  # entered again for each block: its steps go on counting
         if self.name == "detect_anomaly":
             return torch.autograd.detect_anomaly(check_nan=True)
         return contextlib.nullcontext()
 
     def run(self, steps: int, sync: Callable[[], None]) -> None:
+        before = self.tracer.syncs if self.tracer is not None else 0
         with self.context():
             for _ in range(steps):
                 sync()
@@ -110,7 +112,7 @@ class Runner:
                 sync()
                 self.times.append(time.perf_counter() - start)
                 self.cpu.append(time.thread_time() - cpu)
-            in_loop = self.tracer.syncs if self.tracer is not None else 0
+            in_loop = self.tracer.syncs - before if self.tracer is not None else 0
         if self.tracer is not None:  # host reads in the loop; the one at exit is not a step's
             self.steps += steps
             self.syncs += in_loop
@@ -197,8 +199,8 @@ BUILDERS = {"mlp": ("4-layer MLP", mlp), "t5": ("tiny T5", t5), "gpt2": ("tiny G
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--steps", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--models", default="mlp,t5,gpt2")
     parser.add_argument("--no-memory", action="store_true", help="skip the CPU memory runs")
@@ -217,7 +219,7 @@ def main() -> None:
         name, build = BUILDERS[key]
         bench(name, build, args.rounds, args.steps, args.device)
         if args.device == "cpu" and not args.no_memory:
-            print(memory_overhead(key, 2 * args.steps))
+            print(memory_overhead(key, 32))  # the first, detailed step and light ones
     print(f"load average at end: {os.getloadavg()}")
 
 

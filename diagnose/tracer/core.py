@@ -178,8 +178,17 @@ class Tracer:
     # -- install / uninstall -------------------------------------------------------------
 
     def __enter__(self) -> Tracer:
+        """Attach. A Tracer can be entered again after it exited (e.g. around each epoch):
+        it goes on from the step, history, frames and config it had."""
+        if self._active:
+            raise RuntimeError("this Tracer is already attached")
         try:
-            self._add_module_hooks()
+            if self._light and self._roots:
+                self._light = False  # the hooks are gone: install what a light step needs
+                self._set_light(True)
+            else:
+                self._light = False
+                self._add_module_hooks()
             self._handles += [
                 _optim_hooks.register_optimizer_step_pre_hook(self._on_step_pre),
                 _optim_hooks.register_optimizer_step_post_hook(self._on_step_post),
@@ -190,7 +199,11 @@ class Tracer:
             self._patch(torch.amp.GradScaler, "step", self._wrap_scaler_step)
             self._patch(torch.amp.GradScaler, "update", self._wrap_scaler_update)
             self._batch.install()
-            self._capture = _make_capture()
+            if self._capture is None:
+                self._capture = _make_capture()
+            else:
+                with contextlib.suppress(Exception):
+                    self._capture.install()
             self._active = True
         except BaseException:
             self._uninstall()
@@ -358,9 +371,11 @@ class Tracer:
                         ins.append((name, u.dtype, u.shape, slot(u)))
         rec.args, rec.kwargs = args, kwargs
         self._recs.append(rec)
-        if hook_on is not None and self.backward and not module._parameters:
+        if hook_on is not None and self.backward and not module._parameters and not self._light:
             # Modules owning parameters are not hooked: a non-finite gradient reaching their
-            # output shows in their parameters' gradients, read at the step anyway.
+            # output shows in their parameters' gradients, read at the step anyway. Neither is
+            # a light step's root: its output gradients are kept for a replay, and reach the
+            # parameters' gradients too.
             node = hook_on.grad_fn
             if node is not None:
                 # A prehook on the autograd node is cheaper than Tensor.register_hook and

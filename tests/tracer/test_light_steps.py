@@ -164,3 +164,26 @@ def test_a_step_near_the_dtype_limit_makes_the_following_steps_detailed():
     assert near == [s == 5 for s in range(11)]
     detailed = [h.detailed for h in tracer.history]
     assert detailed == [True, False, False, False, True, False, True, True, True, True, False]
+
+
+def test_a_tracer_entered_again_goes_on_from_its_step_and_history():
+    torch.manual_seed(0)
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    tracer = Tracer(detail_every=4)
+    hooked = []
+    for _ in range(3):  # three sessions of three steps
+        with tracer:
+            for _ in range(3):
+                hooked.append(bool(module_hooks._global_forward_hooks))
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+        assert not module_hooks._global_forward_hooks and not model._forward_hooks
+    assert [h.step for h in tracer.history] == list(range(9))
+    assert hooked == [True, False, False, False, True, False, False, False, True]
+    assert [h.detailed for h in tracer.history] == hooked
+    assert tracer.report().status == "clean"
+    with tracer, pytest.raises(RuntimeError, match="already attached"):
+        tracer.__enter__()
