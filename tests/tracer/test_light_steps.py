@@ -187,3 +187,32 @@ def test_a_tracer_entered_again_goes_on_from_its_step_and_history():
     assert tracer.report().status == "clean"
     with tracer, pytest.raises(RuntimeError, match="already attached"):
         tracer.__enter__()
+
+
+def _run_accumulating(tracer: Tracer, steps: int, bad_step: int) -> None:
+    """Two micro-batches per optimizer step; the second one of ``bad_step`` is all zeros."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8, bias=False), _SqrtAbs(), nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    with tracer:
+        for step in range(steps):
+            for micro in range(2):
+                batch = torch.zeros_like(x) if (step, micro) == (bad_step, 1) else x + 1
+                (nn.functional.mse_loss(model(batch), y) / 2).backward()
+            opt.step()
+            opt.zero_grad()
+
+
+def test_gradient_accumulation_on_a_light_step_replays_every_micro_batch():
+    events = []
+    for every in (1, 16):
+        tracer = Tracer(detail_every=every)
+        with pytest.raises(NonFiniteDetected):
+            _run_accumulating(tracer, 8, bad_step=5)
+        events.append(tracer.event)
+    detailed, light = events
+    assert (light.phase, light.step, light.op) == (detailed.phase, detailed.step, detailed.op)
+    assert light.op == "sqrt"
+    assert light.message == detailed.message
+    assert not any("light step" in d for d in light.details)
