@@ -70,6 +70,8 @@ def _near_threshold(dtype: torch.dtype) -> float:
         limit = _NEAR[dtype] = math.inf if top is None else top / NEAR_LIMIT_FACTOR
     return limit  # records; beyond this a check runs at the next root forward
 _SCALE_COLLAPSE = 1.0
+_ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale", "skipped",
+               "near_limit", "detailed")
 _MAX_CONSECUTIVE_SKIPS = 25
 
 
@@ -151,7 +153,8 @@ class Tracer:
         self.step = 0
         self.event: Event | None = None
         self.event_frames: list[Frame] = []
-        self.history: list[StepRecord] = []
+        self._rows: list[tuple[Any, ...]] = []  # one per step, in _ROW_FIELDS order
+        self._history: list[StepRecord] = []  # the rows read so far, as StepRecords
         self._handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
         self._reset_window()
@@ -174,6 +177,19 @@ class Tracer:
         self._batch = BatchIndices()
         self._capture: Any = None
         self._root_rng: Any = None
+
+    @property
+    def history(self) -> list[StepRecord]:
+        """One StepRecord per optimizer step, over the whole run.
+
+        Each step appends a plain tuple (a long run keeps millions cheaply); they become
+        StepRecords when read, once each. The values are the tracer's own floats and bools,
+        so they are not validated again.
+        """
+        rows, built = self._rows, self._history
+        for row in rows[len(built):]:
+            built.append(StepRecord.model_construct(**dict(zip(_ROW_FIELDS, row, strict=True))))
+        return built
 
     # -- install / uninstall -------------------------------------------------------------
 
@@ -603,14 +619,9 @@ class Tracer:
 
     def _end_step(self, skipped: bool) -> None:
         p = self._pending
-        # model_construct: the values are the tracer's own floats and bools; validating them
-        # every step would cost more than the rest of a light step's bookkeeping.
-        self.history.append(StepRecord.model_construct(
-            step=self.step, loss=p.get("loss"), grad_norm=p.get("grad_norm"),
-            max_activation=p.get("max_activation"), lr=p.get("lr"),
-            loss_scale=p.get("loss_scale"), skipped=skipped,
-            near_limit=bool(p.get("near_limit")), detailed=not self._light,
-        ))
+        self._rows.append((self.step, p.get("loss"), p.get("grad_norm"),
+                           p.get("max_activation"), p.get("lr"), p.get("loss_scale"), skipped,
+                           bool(p.get("near_limit")), not self._light))
         self._pending = {}
         if not skipped:
             self.step += 1
