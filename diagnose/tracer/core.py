@@ -691,18 +691,10 @@ class Tracer:
         calls: dict[int, _Rec] = {}
         grad_sq = 0.0
         for rec in recs:
-            if rec.chunk >= 0:
-                at = offsets[rec.chunk]
-                rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
-            else:
-                rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                              for *_, s in rec.outs]
-            bad = not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
+            bad = _read_values(rec, host, offsets)
             kind = rec.kind
             if kind == "call":
                 calls[rec.call] = rec
-                rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                                for *_, s in rec.ins]
                 for (_, dtype, _, s), (lo, hi) in zip(rec.outs, rec.values, strict=True):
                     if s >= 0 and math.isfinite(lo) and math.isfinite(hi):
                         m = max(abs(lo), abs(hi))
@@ -892,17 +884,9 @@ class Tracer:
         calls: dict[int, _Rec] = {}
         first: _Rec | None = None
         for rec in rrecs:
-            if rec.chunk >= 0:
-                at = offsets[rec.chunk]
-                rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
-            else:
-                rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                              for *_, s in rec.outs]
+            bad = _read_values(rec, host, offsets)
             if rec.kind == "call":
                 calls[rec.call] = rec
-                rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                                for *_, s in rec.ins]
-            bad = not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
             if bad and rec.kind == "pgrad":
                 bad = self._confirm_nonfinite(rec)
             if bad and first is None:
@@ -1367,6 +1351,21 @@ def _make_capture() -> Any:
 
 
 __all__ = ["Location", "NonFiniteDetected", "Tracer"]
+
+
+def _read_values(rec: _Rec, host: list[float], offsets: list[int]) -> bool:
+    """Give ``rec`` its host values (and a call its inputs' values) from the window's read;
+    True when one of its values is non-finite."""
+    if rec.chunk >= 0:
+        at = offsets[rec.chunk]
+        rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
+    else:
+        rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                      for *_, s in rec.outs]
+    if rec.kind == "call":
+        rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
+                        for *_, s in rec.ins]
+    return not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
 
 
 def _distributed() -> bool:

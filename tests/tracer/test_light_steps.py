@@ -39,6 +39,18 @@ def _run(tracer: Tracer, steps: int, bad_step: int | None = None, dropout: bool 
     return global_hooks
 
 
+def _detailed_and_light(run, *args, **kwargs):
+    """Tracers of the same failing run, one with every step detailed and one with light steps
+    (the failure falls on a light one)."""
+    tracers = []
+    for every in (1, 16):
+        tracer = Tracer(detail_every=every)
+        with pytest.raises(NonFiniteDetected):
+            run(tracer, *args, **kwargs)
+        tracers.append(tracer)
+    return tracers
+
+
 def test_only_the_first_and_every_kth_step_hook_every_module():
     tracer = Tracer(detail_every=4, detail_first=2)
     global_hooks = _run(tracer, 9)
@@ -49,24 +61,15 @@ def test_only_the_first_and_every_kth_step_hook_every_module():
 
 
 def test_an_event_on_a_light_step_names_the_same_producer_as_a_detailed_step():
-    events = []
-    for every in (1, 16):
-        tracer = Tracer(detail_every=every)
-        with pytest.raises(NonFiniteDetected):
-            _run(tracer, 8, bad_step=5)
-        events.append(tracer.event)
-    detailed, light = events
+    tracers = _detailed_and_light(_run, 8, bad_step=5)
+    detailed, light = (t.event for t in tracers)
     assert light.phase == detailed.phase == "forward"
     assert light.step == detailed.step == 5
     assert light.module == detailed.module == "0"
     assert light.op == detailed.op and light.op is not None
     assert light.message == detailed.message
     assert not any("light step" in d for d in light.details)
-    assert [f.module for f in light_frames(tracer)][-1] == "0"
-
-
-def light_frames(tracer: Tracer) -> list:
-    return tracer.report().frames
+    assert [f.module for f in tracers[1].report().frames][-1] == "0"
 
 
 def test_a_replay_restores_the_rng_so_dropout_draws_the_same_mask():
@@ -119,14 +122,8 @@ def _run_backward_born(tracer: Tracer, steps: int, bad_step: int, gated: bool) -
 
 @pytest.mark.parametrize("gated", [False, True])
 def test_a_gradient_born_in_backward_on_a_light_step_is_named_as_on_a_detailed_step(gated):
-    events, weights = [], []
-    for every in (1, 16):
-        tracer = Tracer(detail_every=every)
-        with pytest.raises(NonFiniteDetected):
-            _run_backward_born(tracer, 8, bad_step=5, gated=gated)
-        events.append(tracer.event)
-        weights.append(tracer.history[-1].grad_norm)
-    detailed, light = events
+    detailed, light = (t.event for t in _detailed_and_light(_run_backward_born, 8,
+                                                            bad_step=5, gated=gated))
     assert light.phase == detailed.phase == "backward"
     assert light.step == detailed.step == 5
     assert (light.module, light.op) == (detailed.module, detailed.op)
@@ -205,13 +202,7 @@ def _run_accumulating(tracer: Tracer, steps: int, bad_step: int) -> None:
 
 
 def test_gradient_accumulation_on_a_light_step_replays_every_micro_batch():
-    events = []
-    for every in (1, 16):
-        tracer = Tracer(detail_every=every)
-        with pytest.raises(NonFiniteDetected):
-            _run_accumulating(tracer, 8, bad_step=5)
-        events.append(tracer.event)
-    detailed, light = events
+    detailed, light = (t.event for t in _detailed_and_light(_run_accumulating, 8, bad_step=5))
     assert (light.phase, light.step, light.op) == (detailed.phase, detailed.step, detailed.op)
     assert light.op == "sqrt"
     assert light.message == detailed.message
