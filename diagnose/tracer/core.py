@@ -214,6 +214,7 @@ class Tracer:
             self._patch(torch.amp.GradScaler, "scale", self._wrap_scaler_scale)
             self._patch(torch.amp.GradScaler, "step", self._wrap_scaler_step)
             self._patch(torch.amp.GradScaler, "update", self._wrap_scaler_update)
+            self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init)
             self._batch.install()
             if self._capture is None:
                 self._capture = _make_capture()
@@ -242,13 +243,13 @@ class Tracer:
             handle.remove()
         self._handles.clear()
         self._remove_module_hooks()
+        if self._capture is not None:  # installed last, so undone first: it may have wrapped
+            with contextlib.suppress(Exception):  # a function this tracer patched
+                self._capture.uninstall()
+        self._batch.uninstall()
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches.clear()
-        self._batch.uninstall()
-        if self._capture is not None:
-            with contextlib.suppress(Exception):
-                self._capture.uninstall()
 
     def _add_module_hooks(self) -> None:
         """Global hooks: every module call of a detailed step (or of a replay)."""
@@ -334,6 +335,8 @@ class Tracer:
         if not self._stack and not self._replaying:
             self._stop_watch()
             if id(module) not in self._names:
+                if not self._roots:
+                    self._loss_ops = []  # ops before the model's first call prepared its input
                 self._add_root(module)
             self._root_rng = _rng_state()  # to re-run this forward at an event
             if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
@@ -534,6 +537,20 @@ class Tracer:
             return result
 
         return step
+
+    def _wrap_optimizer_init(self, original: Any) -> Any:
+        """Watch ops from the first optimizer's creation until a module runs: in a script with
+        no ``nn.Module`` the loss of the very first step is then watched too (a module's
+        first call ends the watch and drops what it saw, the preparation of its input)."""
+        tracer = self
+
+        def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+            original(optimizer, *args, **kwargs)
+            if tracer._active and tracer._on and not tracer._roots:
+                tracer._start_watch()
+
+        __init__.__wrapped__ = original  # type: ignore[attr-defined]
+        return __init__
 
     def _wrap_scaler_update(self, original: Any) -> Any:
         tracer = self

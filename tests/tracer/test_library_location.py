@@ -59,3 +59,22 @@ def test_a_functional_script_without_modules_still_names_the_op_and_line(tmp_pat
     event = report.event
     assert report.status == "nonfinite" and event.phase == "loss" and event.step == 2
     assert event.op == "log" and event.location.line == 8
+
+
+def test_a_functional_script_failing_at_its_first_step_names_the_op_and_line(tmp_path):
+    script = tmp_path / "functional0.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+
+        w = torch.zeros(4, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        for step in range(4):
+            p = torch.sigmoid(w) * 0.0
+            loss = -torch.log(p).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    """))
+    event = diagnose_script(script).event
+    assert (event.phase, event.step, event.op) == ("loss", 0, "log")
+    assert event.location.line == 8

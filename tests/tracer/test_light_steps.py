@@ -207,3 +207,16 @@ def test_gradient_accumulation_on_a_light_step_replays_every_micro_batch():
     assert light.op == "sqrt"
     assert light.message == detailed.message
     assert not any("light step" in d for d in light.details)
+
+
+def test_leaving_the_tracer_restores_everything_it_and_its_config_capture_patched():
+    originals = (torch.optim.Optimizer.__init__, torch.Tensor.backward, torch.autograd.backward,
+                 torch.amp.GradScaler.step)
+    tracer = Tracer()
+    for _ in range(2):
+        with tracer:
+            _mlp()
+            torch.optim.SGD(_mlp().parameters(), lr=0.1)
+    assert (torch.optim.Optimizer.__init__, torch.Tensor.backward, torch.autograd.backward,
+            torch.amp.GradScaler.step) == originals
+    assert not tracer.report().config.capture_errors  # each undid its own patches cleanly
