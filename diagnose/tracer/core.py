@@ -70,6 +70,9 @@ def _near_threshold(dtype: torch.dtype) -> float:
         limit = _NEAR[dtype] = math.inf if top is None else top / NEAR_LIMIT_FACTOR
     return limit  # records; beyond this a check runs at the next root forward
 _SCALE_COLLAPSE = 1.0
+# What a light step's replay can explain: values of the model's forward, the loss, gradients.
+# (Weights and optimizer state after a step, and the loss scale, are seen as on a detailed step.)
+_REPLAYABLE = ("call", "loss", "grad", "pgrad")
 _ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale", "skipped",
                "near_limit", "detailed")
 _MAX_CONSECUTIVE_SKIPS = 25
@@ -742,8 +745,8 @@ class Tracer:
         if first_bad is not None:
             self._window_calls = window_calls
             ops.learn_finiteness(loss_ops)
-            if self._window_light and not (first_bad.kind == "call"
-                                           and self._inputs_bad(first_bad)):
+            if (self._window_light and first_bad.kind in _REPLAYABLE
+                    and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):
                 self._light_event(first_bad, recs, calls, loss_ops)
             self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)

@@ -220,3 +220,21 @@ def test_leaving_the_tracer_restores_everything_it_and_its_config_capture_patche
     assert (torch.optim.Optimizer.__init__, torch.Tensor.backward, torch.autograd.backward,
             torch.amp.GradScaler.step) == originals
     assert not tracer.report().config.capture_errors  # each undid its own patches cleanly
+
+
+def test_weights_made_non_finite_by_the_last_update_are_reported_without_a_replay_note():
+    torch.manual_seed(0)
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1) + 100.0
+    tracer = Tracer(detail_every=16)
+    with pytest.raises(NonFiniteDetected), tracer:
+        for step in range(6):
+            if step == 5:
+                opt.param_groups[0]["lr"] = 3e38  # the last update throws a weight to inf
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    event = tracer.event
+    assert event.phase == "optimizer" and "weight" in event.message
+    assert not any("light step" in d for d in event.details)
