@@ -248,3 +248,22 @@ def test_counted_targets_decide_all_targets_ignored():
     symptoms, _ = detect_symptoms(every, report(event={"op": "cross_entropy", "value": "nan"}))
     ignored = next(s for s in symptoms if s.id == "all-targets-ignored")
     assert ignored.confidence >= 0.95
+
+
+def _exp_event(step: int) -> dict:
+    return {"phase": "forward", "step": step, "op": "exp", "dtype": "float32", "value": "inf",
+            "op_inputs": [{"name": "input[0]", "dtype": "float32", "shape": [8],
+                           "abs_max": 3000.0}]}
+
+
+@pytest.mark.parametrize(("lr", "step", "lowered"), [(5.0, 1, True), (5.0, 0, False),
+                                                      (1e-3, 4, False)])
+def test_an_exp_overflow_under_an_extreme_lr_ranks_below_the_lr_itself(lr, step, lowered):
+    r = report(event=_exp_event(step), config={"optimizer": "Adam", "lr": lr})
+    facts, _ = extract_facts(r)
+    symptoms = {s.id: s for s in detect_symptoms(facts, r)[0]}
+    exp = symptoms["exp-overflow"]
+    assert (exp.confidence < 0.9) == lowered
+    if lowered:
+        assert symptoms["lr-too-high"].confidence > exp.confidence
+        assert exp.evidence[-1] == "its input grew under an lr 5000x the usual for Adam"

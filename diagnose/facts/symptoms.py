@@ -206,7 +206,10 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     evidence: list[str] = []
     ratio = f.get("lr_vs_typical")
     if ratio is not None and ratio >= 3:
-        parts.append(0.6 if ratio >= 100 else 0.45 if ratio >= 10 else 0.2)
+        # Two orders of magnitude above the optimizer's usual lr is a cause on its own: the
+        # trends and overflows that follow (exploding gradients, exp of a drifting input) are
+        # what it does, so it ranks above the fixes that only treat them.
+        parts.append(0.9 if ratio >= 100 else 0.45 if ratio >= 10 else 0.2)
         evidence.append(
             f"lr {fmt(f.get('lr'))} is {fmt(ratio)}x the usual {fmt(f.get('lr.typical'))} "
             f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
@@ -414,7 +417,15 @@ def exp_overflow(f: Facts, report: Report) -> Symptom | None:
         confidence, what = 0.8, f"exp overflows {name} above {limit:.1f}"
     else:
         confidence, what = 0.5, "exp of a large input"
-    return Symptom(id="exp-overflow", confidence=confidence, evidence=[_op_line(f, what)])
+    evidence = [_op_line(f, what)]
+    ratio = f.get("lr_vs_typical")
+    if ratio is not None and ratio >= 100 and (f.get("event.step") or 0) >= 1:
+        # exp's input drifted up under updates two orders of magnitude too large: the overflow
+        # is what the lr did, so a stable exp ranks below lowering the lr.
+        confidence *= 0.85
+        evidence.append(f"its input grew under an lr {fmt(ratio)}x the usual for "
+                        f"{f.get('optimizer')}")
+    return Symptom(id="exp-overflow", confidence=confidence, evidence=evidence)
 
 
 def pow_negative_base(f: Facts, report: Report) -> Symptom | None:

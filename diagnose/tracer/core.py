@@ -992,8 +992,10 @@ class Tracer:
         if in_bad and (root is rec or self._inputs_bad(root)):
             return self._input_event(root), root
         producer = rec
-        if in_bad and rec.parent in calls:
-            producer = calls[rec.parent]  # made between child modules, in the parent's code
+        while self._inputs_bad(producer) and producer.parent in calls:
+            # Made between child modules, in a parent's own code: the innermost parent whose
+            # inputs were still finite (no module that finished earlier output it).
+            producer = calls[producer.parent]
         module = producer.module
         phase = "loss" if isinstance(module, torch.nn.modules.loss._Loss) else "forward"
         name = self._name(module)
