@@ -68,6 +68,31 @@ def nodes_on_path(loss: torch.Tensor | None, params: Iterable[torch.Tensor] | No
     return {i for i, ok in reach.items() if ok}
 
 
+def downstream_only(outputs: list[torch.Tensor]) -> list[int]:
+    """Indices of the outputs no other output was computed from.
+
+    The gradient kept for an output is all that flowed into it, including what came through
+    the outputs computed from it; differentiating both would count that path twice.
+    """
+    nodes = [t.grad_fn for t in outputs]
+    upstream: set[int] = set()
+    for start in nodes:
+        others = {id(n): j for j, n in enumerate(nodes) if n is not None and n is not start}
+        if start is None or not others:
+            continue
+        seen: set[int] = set()
+        stack = [n for n, _ in start.next_functions if n is not None]
+        while stack and len(seen) < _MAX_NODES:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if id(node) in others:
+                upstream.add(others[id(node)])
+            stack.extend(n for n, _ in node.next_functions if n is not None)
+    return [i for i in range(len(outputs)) if i not in upstream]
+
+
 def find_backward_producer(records: list[OpRecord], loss: torch.Tensor | None = None,
                            params: Iterable[torch.Tensor] | None = None) -> OpFinding | None:
     """The recorded op backward meets first whose gradient is non-finite from finite ones."""

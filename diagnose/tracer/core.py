@@ -415,12 +415,17 @@ class Tracer:
 
     def _keep_output_grads(self, rec: _Rec, output: Any) -> None:
         """On a light step, keep the gradients that reach the root's outputs: with them an
-        event found at the step can replay the model's backward with every module watched."""
+        event found at the step can replay the model's backward with every module watched.
+
+        A model that returns its own loss (a 0-dim output, e.g. a transformers model given
+        labels) is differentiated from it, so only its gradient is kept: the logits' would
+        count the same path twice in a replay, and can be large.
+        """
         rec.grads = {}
-        for i, (_, t) in enumerate(iter_tensors(output, "output")):
-            node = t.grad_fn
-            if node is not None and is_checked(t):
-                node.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
+        outs = [(i, t) for i, (_, t) in enumerate(iter_tensors(output, "output"))
+                if t.grad_fn is not None and is_checked(t)]
+        for i, t in [o for o in outs if o[1].dim() == 0] or outs:
+            t.grad_fn.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
 
     def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
         """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
@@ -930,6 +935,8 @@ class Tracer:
                 if grad is not None and t.requires_grad:
                     outs.append(t)
                     grads.append(grad)
+        keep = backward.downstream_only(outs)  # an output another one was computed from
+        outs, grads = [outs[i] for i in keep], [grads[i] for i in keep]  # got its share there
         params = list({id(p): p for root in roots for p in root.module.parameters()
                        if p.requires_grad}.values())
         if not outs or not params:

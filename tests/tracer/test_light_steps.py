@@ -238,3 +238,48 @@ def test_weights_made_non_finite_by_the_last_update_are_reported_without_a_repla
     event = tracer.event
     assert event.phase == "optimizer" and "weight" in event.message
     assert not any("light step" in d for d in event.details)
+
+
+class _HiddenAndLogits(nn.Module):
+    """Returns its hidden state and the logits computed from it; the loss uses the logits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8, bias=False), _SqrtAbs())
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.body(x)
+        return hidden, self.head(hidden)
+
+
+def _run_two_outputs(tracer: Tracer, steps: int, bad_step: int) -> None:
+    torch.manual_seed(0)
+    model = _HiddenAndLogits()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    with tracer:
+        for step in range(steps):
+            batch = torch.zeros_like(x) if step == bad_step else x + 1
+            _, logits = model(batch)
+            nn.functional.mse_loss(logits, y).backward()
+            opt.step()
+            opt.zero_grad()
+
+
+def test_a_replay_differentiates_only_the_outputs_nothing_else_was_computed_from():
+    detailed, light = (t.event for t in _detailed_and_light(_run_two_outputs, 8, bad_step=5))
+    assert (light.phase, light.step, light.op) == (detailed.phase, detailed.step, detailed.op)
+    assert light.message == detailed.message
+    assert not any("light step" in d for d in light.details)
+
+
+def test_outputs_computed_from_another_output_are_the_ones_differentiated():
+    from diagnose.tracer.backward import downstream_only
+
+    w = torch.ones(3, requires_grad=True)
+    hidden = w * 2
+    logits = hidden.sum() * 3
+    parts = torch.chunk(w * 5, 3)  # siblings of one node: none is upstream of another
+    assert downstream_only([hidden, logits]) == [1]
+    assert downstream_only([logits, hidden, *parts]) == [0, 2, 3, 4]
