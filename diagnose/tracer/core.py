@@ -1014,9 +1014,14 @@ class Tracer:
             return self._weight_event(rec, producer, bad_weights[0]), producer
         finding = self._replay(producer, calls)
         wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
-        source = "from finite input" if not in_bad else "from finite module inputs"
+        if producer is rec:
+            what = f"{out_stats} from finite input"
+        else:  # made in the parent's own code, first seen coming out of a submodule
+            what = (f"made non-finite in its own forward from finite inputs; "
+                    f"`{self._name(rec.module)}` ({type(rec.module).__name__}) received it "
+                    f"and its {out_stats}")
         msg = (f"first non-finite: step {rec.step}, {phase}, `{name}` "
-               f"({type(module).__name__}, {dtype}): {out_stats} {source}")
+               f"({type(module).__name__}, {dtype}): {what}")
         if wmax is not None:
             msg += f", weight |x| max {describe(wmax)}"
         event = Event(kind="nonfinite", phase=phase, step=rec.step, module=name,
