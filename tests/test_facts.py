@@ -267,3 +267,16 @@ def test_an_exp_overflow_under_an_extreme_lr_ranks_below_the_lr_itself(lr, step,
     if lowered:
         assert symptoms["lr-too-high"].confidence > exp.confidence
         assert exp.evidence[-1] == "its input grew under an lr 5000x the usual for Adam"
+
+
+@pytest.mark.parametrize(("lr", "lowered"), [(0.5, True), (1e-3, False)])
+def test_exploding_gradients_under_an_extreme_lr_rank_below_the_lr(lr, lowered):
+    r = report(event={"phase": "backward", "step": 7, "value": "inf"},
+               config={"optimizer": "Adam", "lr": lr},
+               history=[{"step": s, "loss": 1.0, "grad_norm": 10.0 ** (s + 2)} for s in range(7)])
+    facts, _ = extract_facts(r)
+    symptoms = {s.id: s for s in detect_symptoms(facts, r)[0]}
+    exploding = symptoms["exploding-gradients"]
+    assert exploding.evidence[-1].startswith("they grew under an lr") == lowered
+    if lowered:
+        assert symptoms["lr-too-high"].confidence > exploding.confidence

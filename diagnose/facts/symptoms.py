@@ -244,6 +244,16 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="lr-too-high", confidence=min(confidence, 0.95), evidence=evidence)
 
 
+def _driven_by_lr(f: Facts, confidence: float, evidence: list[str], what: str) -> float:
+    """A symptom that updates two orders of magnitude too large drove (after at least one
+    update): it is what the lr did, so it ranks below lowering the lr (lr-too-high is 0.9)."""
+    ratio = f.get("lr_vs_typical")
+    if ratio is None or ratio < 100 or (f.get("event.step") or 0) < 1:
+        return confidence
+    evidence.append(f"{what} under an lr {fmt(ratio)}x the usual for {f.get('optimizer')}")
+    return confidence * 0.85
+
+
 def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
     parts: list[float] = []
     evidence: list[str] = []
@@ -282,9 +292,8 @@ def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
         evidence.append(f"the first inf appeared in the {f['event.phase']} pass {_where(f)}".rstrip())
     if not parts:
         return None
-    return Symptom(
-        id="exploding-gradients", confidence=min(_noisy_or(*parts), 0.95), evidence=evidence
-    )
+    confidence = _driven_by_lr(f, min(_noisy_or(*parts), 0.95), evidence, "they grew")
+    return Symptom(id="exploding-gradients", confidence=confidence, evidence=evidence)
 
 
 def no_grad_clipping(f: Facts, report: Report) -> Symptom | None:
@@ -418,13 +427,7 @@ def exp_overflow(f: Facts, report: Report) -> Symptom | None:
     else:
         confidence, what = 0.5, "exp of a large input"
     evidence = [_op_line(f, what)]
-    ratio = f.get("lr_vs_typical")
-    if ratio is not None and ratio >= 100 and (f.get("event.step") or 0) >= 1:
-        # exp's input drifted up under updates two orders of magnitude too large: the overflow
-        # is what the lr did, so a stable exp ranks below lowering the lr.
-        confidence *= 0.85
-        evidence.append(f"its input grew under an lr {fmt(ratio)}x the usual for "
-                        f"{f.get('optimizer')}")
+    confidence = _driven_by_lr(f, confidence, evidence, "its input grew")
     return Symptom(id="exp-overflow", confidence=confidence, evidence=evidence)
 
 
