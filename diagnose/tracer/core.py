@@ -756,7 +756,7 @@ class Tracer:
             self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
-            rec.args = rec.kwargs = rec.target = None
+            rec.args = rec.kwargs = rec.target = rec.grads = None
 
     def _scan_clean(self, recs: list[_Rec], host: list[float], offsets: list[int]) -> None:
         """The common case, kept light: history figures, and host values for the frames only."""
@@ -799,7 +799,7 @@ class Tracer:
                           for *_, s in rec.outs]
             rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
                             for *_, s in rec.ins]
-            rec.args = rec.kwargs = None
+            rec.args = rec.kwargs = rec.grads = None
         self._recent.extend(window_calls)
 
     @staticmethod

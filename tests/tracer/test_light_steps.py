@@ -283,3 +283,19 @@ def test_outputs_computed_from_another_output_are_the_ones_differentiated():
     parts = torch.chunk(w * 5, 3)  # siblings of one node: none is upstream of another
     assert downstream_only([hidden, logits]) == [1]
     assert downstream_only([logits, hidden, *parts]) == [0, 2, 3, 4]
+
+
+def test_the_frames_kept_between_steps_hold_no_tensors():
+    torch.manual_seed(0)
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    tracer = Tracer(detail_every=4)
+    with tracer:
+        for _ in range(6):
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+            kept = list(tracer._recent)
+            assert kept and all(r.args is None and r.kwargs is None and r.grads is None
+                                for r in kept)
