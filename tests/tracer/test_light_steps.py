@@ -39,6 +39,23 @@ def _run(tracer: Tracer, steps: int, bad_step: int | None = None, dropout: bool 
     return global_hooks
 
 
+def _train(tracer: Tracer, model: nn.Module, steps: int, zeros_at: int | None = None,
+           predict=None, each_step=None) -> None:
+    """SGD on one regression batch (shifted by 1, so a Linear without bias never outputs exact
+    zeros); at step ``zeros_at`` the batch is all zeros instead. ``predict`` picks the
+    prediction from the model's output; ``each_step(tracer)`` runs after every step."""
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    with tracer:
+        for step in range(steps):
+            out = model(torch.zeros_like(x) if step == zeros_at else x + 1)
+            nn.functional.mse_loss(predict(out) if predict else out, y).backward()
+            opt.step()
+            opt.zero_grad()
+            if each_step is not None:
+                each_step(tracer)
+
+
 def _detailed_and_light(run, *args, **kwargs):
     """Tracers of the same failing run, one with every step detailed and one with light steps
     (the failure falls on a light one)."""
@@ -109,15 +126,8 @@ def _run_backward_born(tracer: Tracer, steps: int, bad_step: int, gated: bool) -
     and the square root's gradient is born nan inside backward."""
     torch.manual_seed(0)
     act = _Gate() if gated else _SqrtAbs()
-    model = nn.Sequential(nn.Linear(4, 8, bias=False), act, nn.Linear(8, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    x, y = torch.randn(16, 4), torch.randn(16, 1)
-    with tracer:
-        for step in range(steps):
-            batch = torch.zeros_like(x) if step == bad_step else x + 1
-            nn.functional.mse_loss(model(batch), y).backward()
-            opt.step()
-            opt.zero_grad()
+    _train(tracer, nn.Sequential(nn.Linear(4, 8, bias=False), act, nn.Linear(8, 1)), steps,
+           zeros_at=bad_step)
 
 
 @pytest.mark.parametrize("gated", [False, True])
@@ -255,16 +265,7 @@ class _HiddenAndLogits(nn.Module):
 
 def _run_two_outputs(tracer: Tracer, steps: int, bad_step: int) -> None:
     torch.manual_seed(0)
-    model = _HiddenAndLogits()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    x, y = torch.randn(16, 4), torch.randn(16, 1)
-    with tracer:
-        for step in range(steps):
-            batch = torch.zeros_like(x) if step == bad_step else x + 1
-            _, logits = model(batch)
-            nn.functional.mse_loss(logits, y).backward()
-            opt.step()
-            opt.zero_grad()
+    _train(tracer, _HiddenAndLogits(), steps, zeros_at=bad_step, predict=lambda out: out[1])
 
 
 def test_a_replay_differentiates_only_the_outputs_nothing_else_was_computed_from():
@@ -286,16 +287,9 @@ def test_outputs_computed_from_another_output_are_the_ones_differentiated():
 
 
 def test_the_frames_kept_between_steps_hold_no_tensors():
-    torch.manual_seed(0)
-    model = _mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    x, y = torch.randn(16, 4), torch.randn(16, 1)
-    tracer = Tracer(detail_every=4)
-    with tracer:
-        for _ in range(6):
-            nn.functional.mse_loss(model(x), y).backward()
-            opt.step()
-            opt.zero_grad()
-            kept = list(tracer._recent)
-            assert kept and all(r.args is None and r.kwargs is None and r.grads is None
-                                for r in kept)
+    def holds_none(tracer: Tracer) -> None:
+        kept = list(tracer._recent)
+        assert kept and all(r.args is None and r.kwargs is None and r.grads is None
+                            for r in kept)
+
+    _train(Tracer(detail_every=4), _mlp(), 6, each_step=holds_none)
