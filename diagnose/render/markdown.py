@@ -67,7 +67,7 @@ def render_markdown(report: Report) -> str:
                 out += ["Example:", "", *_code(fix.example_patch, "python"), ""]
 
     if report.frames:
-        out += ["", "## Frames before the event", "",
+        out += ["", "## Frames before the event" if report.event else "## Last frames of the run", "",
                 "| | step | phase | module | type | out dtype | out abs min | out abs max | headroom | notes |",
                 "|---|---|---|---|---|---|---|---|---|---|"]
         for frame in report.frames[-21:]:

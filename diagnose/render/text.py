@@ -51,7 +51,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
         for rank, fix in enumerate(report.fixes, 1):
             out += _fix(rank, fix, s, full=rank <= 3)
     if report.frames:
-        out += ["", *_frames(report.frames, s)]
+        out += ["", *_frames(report.frames, s, report.event is not None)]
     if report.history:
         out += ["", *_history(report, s)]
     out += ["", *_config(report, s)]
@@ -144,9 +144,10 @@ def _diff_line(line: str, s: _Style) -> str:
     return line
 
 
-def _frames(frames: list[Frame], s: _Style) -> list[str]:
+def _frames(frames: list[Frame], s: _Style, event: bool) -> list[str]:
     shown = frames[-MAX_FRAMES_SHOWN:]
-    title = f"Frames before the event (last {len(shown)} of {len(frames)}, oldest first)"
+    what = "Frames before the event" if event else "Last frames of the run"
+    title = f"{what} (last {len(shown)} of {len(frames)}, oldest first)"
     header = ("", "step", "phase", "module", "type", "dtype", "in |x|max", "out |x|min",
               "out |x|max", "headroom", "notes")
     rows = [header]

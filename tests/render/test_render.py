@@ -34,6 +34,14 @@ def test_clean_report_says_so():
     assert "Clean run" in render(report, "markdown")
 
 
+def test_a_clean_run_shows_its_last_frames_not_frames_before_an_event():
+    report = nonfinite_report()
+    clean = Report(status="clean", script={"path": "ok.py"}, frames=report.frames)
+    for fmt, heading in (("text", "Last frames of the run"), ("markdown", "## Last frames")):
+        out = render(clean, fmt)
+        assert heading in out and "before the event" not in out
+
+
 def test_terminal_escapes_in_run_text_are_shown_not_interpreted():
     report = nonfinite_report(module="net.\x1b[2Jevil")
     for fmt in ("text", "markdown"):
