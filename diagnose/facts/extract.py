@@ -338,6 +338,16 @@ def _rising_steps(values: list[float]) -> int:
     return count
 
 
+def _series_facts(facts: Facts, values: list[float], prefix: str, trend: str) -> None:
+    """First and last value, growth over the window (under the public name ``trend``), steps
+    rising in a row and the last step's jump of one per-step series (loss, gradient norm)."""
+    facts[f"{prefix}.first"] = values[0]
+    facts[f"{prefix}.last"] = values[-1]
+    facts[trend] = _growth(values)
+    facts[f"{prefix}.rising_steps"] = _rising_steps(values)
+    facts[f"{prefix}.last_jump"] = _growth(values[-2:])
+
+
 def _history_facts(report: Report, facts: Facts) -> None:
     history = [r for r in report.history if r is not None]
     facts["history.steps"] = len(history)
@@ -345,22 +355,14 @@ def _history_facts(report: Report, facts: Facts) -> None:
         return
     losses = _window([num(r.loss) for r in history])
     if losses:
-        facts["loss.first"] = losses[0]
-        facts["loss.last"] = losses[-1]
-        facts["loss_trend"] = _growth(losses)
-        facts["loss.rising_steps"] = _rising_steps(losses)
-        facts["loss.last_jump"] = _growth(losses[-2:])
+        _series_facts(facts, losses, "loss", trend="loss_trend")
     all_losses = [abs(v) for v in (num(r.loss) for r in history) if v is not None]
     if all_losses:
         facts["loss.max_abs"] = max(all_losses)
     norms = _window([num(r.grad_norm) for r in history])
     if norms:
-        facts["grad_norm.first"] = norms[0]
-        facts["grad_norm.last"] = norms[-1]
+        _series_facts(facts, norms, "grad_norm", trend="grad_norm_growth")
         facts["grad_norm.max"] = max(norms)
-        facts["grad_norm_growth"] = _growth(norms)
-        facts["grad_norm.rising_steps"] = _rising_steps(norms)
-        facts["grad_norm.last_jump"] = _growth(norms[-2:])
     facts["grad_norm.nonfinite"] = any(_is_nonfinite_number(r.grad_norm) for r in history)
     weight_norms = _window([num(get(r, "weight_norm")) for r in history])
     if len(weight_norms) >= 2:
