@@ -881,13 +881,8 @@ class Tracer:
         self._reset_window()
         self._stack = []
         self._replaying = True
-        rng = _rng_state()
         try:
-            outputs = []
-            for root in roots:
-                _set_rng_state(root.rng)
-                with torch.set_grad_enabled(backward_too and root.grad_enabled):
-                    outputs.append(root.module(*root.args, **(root.kwargs or {})))
+            outputs = [_rerun(root, grad=backward_too and root.grad_enabled) for root in roots]
             forward_recs = len(self._recs)
             if backward_too:
                 self._replay_backward(roots, outputs)
@@ -897,7 +892,6 @@ class Tracer:
             return None
         finally:
             self._replaying = False
-            _set_rng_state(rng)
             (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
              self._backward_seen, self._nograd_forward, self._window_light,
              self._stack) = saved
@@ -1234,18 +1228,14 @@ class Tracer:
         handle = rec.module.register_forward_pre_hook(grab, with_kwargs=True)
         was = self._active
         self._active = False
-        saved = _rng_state()
         try:
-            _set_rng_state(root.rng)
-            with torch.no_grad():
-                root.module(*root.args, **(root.kwargs or {}))
+            _rerun(root)
         except _Got:
             rec.args, rec.kwargs = caught[0]
         except Exception:
             pass
         finally:
             handle.remove()
-            _set_rng_state(saved)
             self._active = was
 
     def _replay(self, rec: _Rec, calls: dict[int, _Rec] | None = None) -> ops.OpFinding | None:
@@ -1354,6 +1344,18 @@ def _same_values(a: list[tuple[float, float]] | None,
             elif not (x == y or (math.isnan(x) and math.isnan(y))):
                 return False
     return True
+
+
+def _rerun(root: _Rec, grad: bool = False) -> Any:
+    """Call a root module again on the inputs and RNG state of its recorded call; the RNG is
+    put back afterwards, so the script goes on drawing what it would have."""
+    saved = _rng_state()
+    try:
+        _set_rng_state(root.rng)
+        with torch.set_grad_enabled(grad):
+            return root.module(*root.args, **(root.kwargs or {}))
+    finally:
+        _set_rng_state(saved)
 
 
 def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
