@@ -146,6 +146,7 @@ class Tracer:
         self._light = False  # this step watches only the root calls
         self._alert = 0  # detailed steps still owed after a warning sign
         self._replaying = False
+        self._loss_ops: list[ops.OpRecord] = []  # what the loss watch saw, until the check
         self._module_handles: list[Any] = []
         self._root_handles: list[Any] = []
         self.frames = frames
@@ -313,7 +314,7 @@ class Tracer:
         self._nograd_forward = False  # the last root forward ran without grad
         self._seen: dict[int, tuple[torch.Tensor, int]] = {}
         self._loss_sources: dict[int, torch.Tensor] = {}
-        self._window_light = getattr(self, "_light", False)  # some calls went unwatched
+        self._window_light = self._light  # some calls went unwatched
 
     def _slot(self, t: torch.Tensor) -> int:
         seen = self._seen.get(id(t))
@@ -465,7 +466,6 @@ class Tracer:
         if watch is not None:
             with contextlib.suppress(Exception):
                 watch.__exit__(None, None, None)
-            self._loss_ops = getattr(self, "_loss_ops", [])
             self._loss_ops.extend(watch.records)
 
     def _before_backward(self, tensors: Any) -> None:
@@ -674,8 +674,7 @@ class Tracer:
         """Read the whole window back in one transfer and look for the first non-finite."""
         self._stop_watch()
         recs = self._recs
-        loss_ops = getattr(self, "_loss_ops", [])
-        self._loss_ops = []
+        loss_ops, self._loss_ops = self._loss_ops, []
         if not self._vals and not self._chunks:
             self._reset_window()
             return
