@@ -27,11 +27,13 @@ _MAX_NODES = 200_000  # graph walk bound: a pathological graph must not stall th
 
 
 def nodes_on_path(loss: torch.Tensor | None, params: Iterable[torch.Tensor] | None
-                  ) -> set[int] | None:
-    """Ids of the autograd nodes between ``loss`` and the gradients of ``params``.
+                  ) -> dict[int, Any] | None:
+    """The autograd nodes between ``loss`` and the gradients of ``params``, by id.
 
     Without parameters, every node reachable from the loss; None when the graph is unknown
-    (no loss tensor, or a graph too large to walk), meaning "do not filter".
+    (no loss tensor, or a graph too large to walk), meaning "do not filter". The nodes are
+    the values: some torch releases hand out a new Python object for a node once the last
+    one died, so an id is only the node's while that object is held.
     """
     root = getattr(loss, "grad_fn", None)
     if root is None:
@@ -51,7 +53,7 @@ def nodes_on_path(loss: torch.Tensor | None, params: Iterable[torch.Tensor] | No
         order.append(node)
         stack.extend(kids)
     if targets is None:
-        return set(children)
+        return {id(node): node for node in order}
     # Reaches a target: an AccumulateGrad of a bad parameter, or a node with such a child.
     # Settled in reverse discovery order, repeated until stable (the graph is a DAG, so a few
     # passes settle it; each pass is linear).
@@ -65,7 +67,7 @@ def nodes_on_path(loss: torch.Tensor | None, params: Iterable[torch.Tensor] | No
         for node in reversed(order):
             if not reach[id(node)] and any(reach.get(id(k), False) for k in children[id(node)]):
                 reach[id(node)] = changed = True
-    return {i for i, ok in reach.items() if ok}
+    return {id(node): node for node in order if reach[id(node)]}
 
 
 def downstream_only(outputs: list[torch.Tensor]) -> list[int]:
@@ -80,13 +82,13 @@ def downstream_only(outputs: list[torch.Tensor]) -> list[int]:
         others = {id(n): j for j, n in enumerate(nodes) if n is not None and n is not start}
         if start is None or not others:
             continue
-        seen: set[int] = set()
+        seen: dict[int, Any] = {}  # holding the nodes keeps their ids theirs (see above)
         stack = [n for n, _ in start.next_functions if n is not None]
         while stack and len(seen) < _MAX_NODES:
             node = stack.pop()
             if id(node) in seen:
                 continue
-            seen.add(id(node))
+            seen[id(node)] = node
             if id(node) in others:
                 upstream.add(others[id(node)])
             stack.extend(n for n, _ in node.next_functions if n is not None)

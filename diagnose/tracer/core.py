@@ -81,9 +81,9 @@ _MAX_CONSECUTIVE_SKIPS = 25
 class _Rec:
     """One entry of the check window, in the order things happened."""
 
-    __slots__ = ("args", "call", "chunk", "grad_enabled", "grads", "indices", "ins", "invalues",
-                 "kind", "kwargs", "module", "outs", "parent", "phase", "rng", "step", "target",
-                 "values")
+    __slots__ = ("args", "autocast", "call", "chunk", "grad_enabled", "grads", "indices", "ins",
+                 "invalues", "kind", "kwargs", "module", "outs", "parent", "phase", "rng", "step",
+                 "target", "values")
 
     def __init__(self, kind: str, phase: str, step: int, module: Any = None,
                  outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
@@ -96,6 +96,7 @@ class _Rec:
         self.parent = -1
         self.chunk = -1
         self.rng: Any = None
+        self.autocast: tuple[tuple[str, torch.dtype], ...] = ()
         self.grad_enabled = True
         self.grads: dict[int, torch.Tensor] | None = None  # a light root's output gradients
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
@@ -181,6 +182,7 @@ class Tracer:
         self._batch = BatchIndices()
         self._capture: Any = None
         self._root_rng: Any = None
+        self._root_autocast: tuple[tuple[str, torch.dtype], ...] = ()
 
     @property
     def history(self) -> list[StepRecord]:
@@ -343,6 +345,7 @@ class Tracer:
                     self._loss_ops = []  # ops before the model's first call prepared its input
                 self._add_root(module)
             self._root_rng = _rng_state()  # to re-run this forward at an event
+            self._root_autocast = _autocast_state()
             if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
                                or (self._backward_seen and self._primary_opt is None)):
                 # No optimizer step closed the last window: a manual update, or an
@@ -406,7 +409,7 @@ class Tracer:
                 node.register_prehook(partial(self._on_grad, module, call, hook_on.output_nr))
         if not stack:
             rec.indices = self._batch.last
-            rec.rng = self._root_rng
+            rec.rng, rec.autocast = self._root_rng, self._root_autocast
             rec.grad_enabled = torch.is_grad_enabled()
             if not self._replaying:
                 self._nograd_forward = not rec.grad_enabled
@@ -896,7 +899,7 @@ class Tracer:
              self._stack) = saved
         rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
         for old, new in zip(roots, rroots, strict=False):
-            new.indices, new.rng = old.indices, old.rng
+            new.indices, new.rng, new.autocast = old.indices, old.rng, old.autocast
         if len(rroots) != len(roots):
             return None
         calls: dict[int, _Rec] = {}
@@ -1048,8 +1051,9 @@ class Tracer:
                     if call.args is None:
                         self._recover_args(call, calls)
                     if call.args is not None:
-                        finding = backward.replay_module_backward(call.module, call.args,
-                                                                  call.kwargs)
+                        with _autocast_as(self._root_of(call, calls).autocast):
+                            finding = backward.replay_module_backward(call.module, call.args,
+                                                                      call.kwargs)
                     if finding is not None and call.module is not None:
                         event.module = self._name(call.module)
                         event.module_type = type(call.module).__name__
@@ -1201,12 +1205,17 @@ class Tracer:
                     owners.setdefault(id(p), (mname or type(root).__name__, pname, mod))
         return owners
 
+    @staticmethod
+    def _root_of(rec: _Rec, calls: dict[int, _Rec]) -> _Rec:
+        """The root call ``rec`` ran inside (``rec`` itself for a root)."""
+        while rec.parent in calls:
+            rec = calls[rec.parent]
+        return rec
+
     def _recover_args(self, rec: _Rec, calls: dict[int, _Rec]) -> None:
         """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call
         to get back the inputs that were released when backward began."""
-        root = rec
-        while root.parent in calls:
-            root = calls[root.parent]
+        root = self._root_of(rec, calls)
         if root is rec or root.args is None:
             return
         same = sorted(r.call for r in calls.values() if r.module is rec.module
@@ -1243,11 +1252,13 @@ class Tracer:
             self._recover_args(rec, calls)
         if rec.args is None:
             return None
+        root = self._root_of(rec, calls or {})
         watch = ops.Replay()
         was = self._active
         self._active = False
         try:
-            with torch.no_grad(), watch:
+            # In the autocast regions of its root call: a module rarely changes them itself.
+            with torch.no_grad(), _autocast_as(root.autocast), watch:
                 out = rec.module.forward(*rec.args, **(rec.kwargs or {}))
         except Exception:
             out = None
@@ -1346,15 +1357,44 @@ def _same_values(a: list[tuple[float, float]] | None,
 
 
 def _rerun(root: _Rec, grad: bool = False) -> Any:
-    """Call a root module again on the inputs and RNG state of its recorded call; the RNG is
-    put back afterwards, so the script goes on drawing what it would have."""
+    """Call a root module again on the inputs, RNG state and autocast regions of its recorded
+    call; the RNG is put back afterwards, so the script goes on drawing what it would have."""
     saved = _rng_state()
     try:
         _set_rng_state(root.rng)
-        with torch.set_grad_enabled(grad):
+        with torch.set_grad_enabled(grad), _autocast_as(root.autocast):
             return root.module(*root.args, **(root.kwargs or {}))
     finally:
         _set_rng_state(saved)
+
+
+# Autocast is per device type; these are the ones a training script on this torch can enter.
+_AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps")
+
+
+def _autocast_state() -> tuple[tuple[str, torch.dtype], ...]:
+    """The autocast regions a call ran in (device type, dtype): a replay made after the
+    region was left must compute in the same dtypes, or an fp16 overflow would not recur."""
+    state = []
+    for device in _AUTOCAST_DEVICES:
+        try:
+            if torch.is_autocast_enabled(device):
+                state.append((device, torch.get_autocast_dtype(device)))
+        except (RuntimeError, TypeError, ValueError):  # a device type this build lacks
+            continue
+    return tuple(state)
+
+
+def _autocast_as(state: tuple[tuple[str, torch.dtype], ...]) -> contextlib.ExitStack:
+    """Enter exactly the autocast regions of ``state``, leaving any other that is active now."""
+    stack = contextlib.ExitStack()
+    wanted = dict(state)
+    for device, _ in _autocast_state():
+        if device not in wanted:
+            stack.enter_context(torch.autocast(device, enabled=False))
+    for device, dtype in state:
+        stack.enter_context(torch.autocast(device, dtype=dtype))
+    return stack
 
 
 def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:

@@ -107,6 +107,32 @@ def test_when_the_replay_does_not_reproduce_the_event_says_so_and_names_no_submo
     assert any("did not reproduce" in d for d in event.details)
 
 
+def _run_autocast(tracer: Tracer, steps: int, bad_step: int) -> None:
+    """fp32 weights under CPU autocast to float16: at ``bad_step`` the batch is large enough
+    that the second Linear's fp16 output overflows, while the same step in fp32 would not."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    with torch.no_grad():
+        model[0].weight.abs_()
+        model[2].weight.abs_().mul_(100.0)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-9)
+    x, y = torch.rand(16, 4) + 0.5, torch.randn(16, 1)
+    with tracer:
+        for step in range(steps):
+            with torch.autocast("cpu", dtype=torch.float16):
+                out = model(x * (400.0 if step == bad_step else 1.0))
+            nn.functional.mse_loss(out.float(), y).backward()
+            opt.step()
+            opt.zero_grad()
+
+
+def test_a_replay_computes_in_the_autocast_dtypes_of_the_step_it_replays():
+    detailed, light = (t.event for t in _detailed_and_light(_run_autocast, 8, bad_step=5))
+    assert (light.phase, light.step, light.dtype) == ("forward", 5, "float16")
+    assert (light.module, light.op) == (detailed.module, detailed.op) == ("2", "linear")
+    assert not any("did not reproduce" in d for d in light.details)
+
+
 class _SqrtAbs(nn.Module):
     """Finite forward; its backward is 0/0 = nan where its input is exactly 0."""
 
