@@ -171,6 +171,7 @@ class Tracer:
         self._active = False
         self._on = True
         self._watch: ops.LossWatch | None = None
+        self._idle_watch = ops.LossWatch()  # entered again each step: no mode built per step
         self._primary_opt: int | None = None
         self._scaler_active = False
         self._scaler: Any = None
@@ -329,7 +330,7 @@ class Tracer:
         if x.is_complex():
             x = x.abs()
         slot = len(self._vals)
-        self._vals.append(torch.aminmax(x))
+        self._vals.append((x, x) if x.dim() == 0 else torch.aminmax(x))  # a scalar is its range
         self._seen[id(t)] = (t, slot)
         return slot
 
@@ -426,8 +427,11 @@ class Tracer:
         count the same path twice in a replay, and can be large.
         """
         rec.grads = {}
-        outs = [(i, t) for i, (_, t) in enumerate(iter_tensors(output, "output"))
-                if t.grad_fn is not None and is_checked(t)]
+        if type(output) is torch.Tensor:
+            outs = [(0, output)] if output.grad_fn is not None and is_checked(output) else []
+        else:
+            outs = [(i, t) for i, (_, t) in enumerate(iter_tensors(output, "output"))
+                    if t.grad_fn is not None and is_checked(t)]
         for i, t in [o for o in outs if o[1].dim() == 0] or outs:
             t.grad_fn.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
 
@@ -461,8 +465,9 @@ class Tracer:
 
     def _start_watch(self) -> None:
         if self._watch is None:
-            self._watch = ops.LossWatch()
-            self._watch.__enter__()
+            watch, self._watch = self._idle_watch, self._idle_watch
+            watch.records = []
+            watch.__enter__()
 
     def _stop_watch(self) -> None:
         watch, self._watch = self._watch, None
@@ -633,13 +638,17 @@ class Tracer:
             owners, ts = [o for o, _ in kept], [t for _, t in kept]
         if not ts:
             return
-        with torch.no_grad():
+        grad_mode = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)  # a gradient made with create_graph requires grad
+        try:
             if all(t.dtype is torch.float32 for t in ts):
                 norms = torch._foreach_norm(ts, 2)  # the dtype argument costs a slower path
             else:  # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
                 norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
                                              for t in ts], 2, dtype=torch.float32)
-            self._chunks.append(list(norms))  # stacked with the window's values at the check
+        finally:
+            torch._C._set_grad_enabled(grad_mode)
+        self._chunks.append(list(norms))  # stacked with the window's values at the check
         rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for t in ts])
         rec.chunk = len(self._chunks) - 1
         rec.target = owners
@@ -701,10 +710,12 @@ class Tracer:
         items = flat + [t for c in chunks for t in c]
         if not items:
             return [], offsets
-        device = items[0].device
-        if any(t.device != device for t in items):
-            items = [t.to(device) for t in items]
-        return torch.stack(items).tolist(), offsets
+        try:
+            stacked = torch.stack(items)
+        except RuntimeError:  # values on several devices (or dtypes stack will not promote)
+            device = items[0].device
+            stacked = torch.stack([t.to(device, torch.float64) for t in items])
+        return stacked.tolist(), offsets
 
     def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord],
               offsets: list[int]) -> None:
@@ -780,9 +791,8 @@ class Tracer:
                             near = True
             elif kind == "pgrad":
                 at = offsets[rec.chunk]
-                pending["grad_norm"] = math.sqrt(
-                    (pending.get("grad_norm") or 0.0) ** 2
-                    + sum(v * v for v in host[at:at + len(rec.outs)]))
+                pending["grad_norm"] = math.hypot(pending.get("grad_norm") or 0.0,
+                                                  *host[at:at + len(rec.outs)])
             elif kind == "loss":
                 s = rec.outs[0][3]
                 if len(rec.outs[0][2]) == 0 and s >= 0:
@@ -1370,11 +1380,14 @@ def _rerun(root: _Rec, grad: bool = False) -> Any:
 
 # Autocast is per device type; these are the ones a training script on this torch can enter.
 _AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps")
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
 
 
 def _autocast_state() -> tuple[tuple[str, torch.dtype], ...]:
     """The autocast regions a call ran in (device type, dtype): a replay made after the
     region was left must compute in the same dtypes, or an fp16 overflow would not recur."""
+    if not _any_autocast():
+        return ()
     state = []
     for device in _AUTOCAST_DEVICES:
         try:
