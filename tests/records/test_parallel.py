@@ -324,6 +324,8 @@ got = summary(load_records(*sys.argv[1:]))
 print(" same" if got == expected else " DIFFERENT", len(got[0]), len(got[1]))
 if {torch!r}:
     stop.set()
+    for t in threads:  # a daemon thread still inside a torch op at exit can abort the process
+        t.join()
 """
 
 
