@@ -14,6 +14,7 @@ peak, on CPU from the resident-set high-water mark of a fresh subprocess per wat
 training's growth over the process's size before its first step).
 
     .venv/bin/python benchmarks/bench_tracer.py [--rounds 40] [--steps 4] [--device cpu]
+        [--models mlp,t5,gpt2] [--watchers diagnose.Tracer,...] [--no-memory]
 """
 
 from __future__ import annotations
@@ -122,11 +123,12 @@ WATCHERS = ["none", "diagnose.Tracer", "Tracer every step", "DebugUnderflowOverf
             "detect_anomaly"]
 
 
-def bench(model_name: str, build: Any, rounds: int, steps: int, device: str) -> None:
+def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
+          watchers: list[str] = WATCHERS) -> None:
     torch.manual_seed(0)
     base, loss_fn = build()
     base.to(device)
-    runners = [Runner(w, copy.deepcopy(base), loss_fn) for w in WATCHERS]
+    runners = [Runner(w, copy.deepcopy(base), loss_fn) for w in ["none", *watchers]]
     cuda = device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     import warnings
@@ -203,6 +205,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--models", default="mlp,t5,gpt2")
+    parser.add_argument("--watchers", default=",".join(WATCHERS[1:]),
+                        help="compared with no watcher, comma-separated: " + ",".join(WATCHERS[1:]))
     parser.add_argument("--no-memory", action="store_true", help="skip the CPU memory runs")
     parser.add_argument("--memory-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -217,7 +221,11 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()}")
     for key in args.models.split(","):
         name, build = BUILDERS[key]
-        bench(name, build, args.rounds, args.steps, args.device)
+        watchers = [w for w in args.watchers.split(",") if w and w != "none"]
+        unknown = sorted(set(watchers) - set(WATCHERS))
+        if unknown:
+            parser.error(f"unknown watcher {unknown[0]!r}; known: {', '.join(WATCHERS[1:])}")
+        bench(name, build, args.rounds, args.steps, args.device, watchers)
         if args.device == "cpu" and not args.no_memory:
             print(memory_overhead(key, 32))  # the first, detailed step and light ones
     print(f"load average at end: {os.getloadavg()}")

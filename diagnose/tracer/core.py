@@ -470,11 +470,13 @@ class Tracer:
             watch.__enter__()
 
     def _stop_watch(self) -> None:
-        watch, self._watch = self._watch, None
-        if watch is not None:
-            with contextlib.suppress(Exception):
-                watch.__exit__(None, None, None)
-            self._loss_ops.extend(watch.records)
+        watch = self._watch
+        if watch is None:  # the common call: no watch running
+            return
+        self._watch = None
+        with contextlib.suppress(Exception):  # a mode stack user code left unbalanced
+            watch.__exit__(None, None, None)
+        self._loss_ops.extend(watch.records)
 
     def _before_backward(self, tensors: Any) -> None:
         self._stop_watch()

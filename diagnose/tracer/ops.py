@@ -155,8 +155,8 @@ class _Watch(TorchFunctionMode):
         if name in _IGNORED:
             return out
         tensor = out[0] if isinstance(out, (tuple, list)) and out else out
-        if (isinstance(tensor, torch.Tensor) and type(tensor) is torch.Tensor
-                and is_checked(tensor) and tensor.numel() and not tensor.is_meta):
+        if (type(tensor) is torch.Tensor and (tensor.is_floating_point() or tensor.is_complex())
+                and tensor.numel() and not tensor.is_meta):
             site = user_site(self.stop_at_diagnose)
             self._record(OpRecord(_DUNDER.get(name, name) or str(func), site, tensor,
                                   func=func, args=args, kwargs=kwargs))
