@@ -7,7 +7,10 @@ GPT-2 (built from configs, no download). Each watcher trains ``--steps`` steps i
 ``--rounds`` rounds: short blocks, so a machine whose speed drifts moves every watcher alike.
 Each Tracer is entered again for each of its blocks, so its steps go on counting as in one
 long run (it details its first step, then every 16th). Prints, for each, the median and the
-mean step time as ratios to the untraced step, the median ratio of the thread's CPU time,
+mean step time as ratios to the untraced step, the "steady" median (a block's first step
+left out, for every watcher: after the switch from another watcher's model the caches are
+cold, and a Tracer was attached just before it, which a real run does once), the median
+ratio of the thread's CPU time,
 the Tracer's host reads per step (its read at exit is not a step's), and the peak-memory
 overhead: on CUDA from the allocator's
 peak, on CPU from the resident-set high-water mark of a fresh subprocess per watcher (the
@@ -79,6 +82,7 @@ class Runner:
         self.loss_fn = loss_fn
         self.opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         self.times: list[float] = []
+        self.steady: list[float] = []  # the steps after a block's first
         self.cpu: list[float] = []
         self.tracer: diagnose.Tracer | None = None
         self.steps = 0
@@ -103,7 +107,7 @@ class Runner:
     def run(self, steps: int, sync: Callable[[], None]) -> None:
         before = self.tracer.syncs if self.tracer is not None else 0
         with self.context():
-            for _ in range(steps):
+            for k in range(steps):
                 sync()
                 start, cpu = time.perf_counter(), time.thread_time()
                 loss = self.loss_fn(self.model)
@@ -113,6 +117,8 @@ class Runner:
                 sync()
                 self.times.append(time.perf_counter() - start)
                 self.cpu.append(time.thread_time() - cpu)
+                if k:
+                    self.steady.append(self.times[-1])
             in_loop = self.tracer.syncs - before if self.tracer is not None else 0
         if self.tracer is not None:  # host reads in the loop; the one at exit is not a step's
             self.steps += steps
@@ -137,6 +143,7 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
     for r in runners:  # warm up
         r.run(2, sync)
         r.times.clear()
+        r.steady.clear()
         r.cpu.clear()
         r.steps = r.syncs = 0
     for _ in range(rounds):
@@ -147,13 +154,16 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
             if cuda:
                 r.peak = max(r.peak, torch.cuda.max_memory_allocated())
     base_time = statistics.median(runners[0].times)
+    base_steady = statistics.median(runners[0].steady) if runners[0].steady else base_time
     base_mean = statistics.mean(runners[0].times)
     base_cpu = statistics.median(runners[0].cpu)
     print(f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms"
-          f"  (ratios: median, mean, CPU median)")
+          f"  (ratios: median, steady median, mean, CPU median)")
     for r in runners:
         med = statistics.median(r.times)
+        steady = statistics.median(r.steady) if r.steady else med
         line = (f"  {r.name:24s} {med * 1e3:8.2f} ms  {med / base_time:5.2f}x"
+                f"  {steady / base_steady:5.2f}x"
                 f"  {statistics.mean(r.times) / base_mean:5.2f}x"
                 f"  {statistics.median(r.cpu) / base_cpu:5.2f}x")
         if r.tracer is not None:
