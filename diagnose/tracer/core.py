@@ -586,23 +586,50 @@ class Tracer:
 
     # -- optimizer -----------------------------------------------------------------------
 
-    def _on_step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+    def _on_step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         self._opt_stepped = True
         if self._primary_opt is None:
             self._primary_opt = id(optimizer)
             self._optimizers.append(optimizer)
         if not self._active:
-            return
+            return None
         self._stop_watch()
         if not self._on:
-            return
-        params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
-        grads = [p.grad for p in params]
+            return None
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
         self._pending["lr"] = lr if isinstance(lr, (int, float)) else None
-        if grads:
-            self._norms("pgrad", "backward", params, grads)
+        self._check_grads(optimizer)
+        # e.g. LBFGS: the gradients of each closure evaluation are used within step. The
+        # arguments torch hands a step pre-hook start with the optimizer itself.
+        if kwargs and callable(kwargs.get("closure")):
+            return args, {**kwargs, "closure": self._checked_closure(kwargs["closure"],
+                                                                     optimizer)}
+        at = 1 if args and args[0] is optimizer else 0
+        if len(args) > at and callable(args[at]):
+            checked = self._checked_closure(args[at], optimizer)
+            return (*args[:at], checked, *args[at + 1:]), kwargs
+        return None
+
+    def _check_grads(self, optimizer: Any) -> None:
+        """The parameter gradients the optimizer is about to use, with the rest of the window,
+        in the step's one host read."""
+        params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
+        if params:
+            self._norms("pgrad", "backward", params, [p.grad for p in params])
         self._check()
+
+    def _checked_closure(self, closure: Any, optimizer: Any) -> Any:
+        """A closure an optimizer re-evaluates inside ``step`` (forward and backward), checked
+        after each call, before the optimizer uses the gradients it made."""
+        tracer = self
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            loss = closure(*args, **kwargs)
+            if tracer._active and tracer._on:
+                tracer._check_grads(optimizer)
+            return loss
+
+        return checked
 
     def _on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if not self._active:

@@ -231,6 +231,7 @@ def _finding(rec: OpRecord) -> OpFinding:
     inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
     output = full_stats("output", rec.output)
     parts = [_describe_input(s) for s in inputs if s.abs_max is not None]
+    parts += [_describe_number(v, rec.output) for v in _numbers(rec.args, rec.kwargs)]
     detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     value = value_kind(rec.output)
     detail += f" and returned {value or 'a finite value'}"
@@ -242,6 +243,22 @@ def _finding(rec: OpRecord) -> OpFinding:
             finding.detail += (f"; {ignored} of {total} targets equal "
                                f"ignore_index={ignore}")
     return finding
+
+
+def _numbers(args: tuple, kwargs: dict | None) -> list[float]:
+    """The floats an op was given beside its tensors (``x * 1e39``, ``pow(x, 0.5)``, an
+    ``eps``); integers there are dims and indices, not values."""
+    return [v for v in (*args, *(kwargs or {}).values()) if isinstance(v, float)]
+
+
+def _describe_number(value: float, output: torch.Tensor) -> str:
+    """"the number 1e+39 (inf in float32)": a number the op's dtype cannot hold is named so."""
+    text = f"the number {_fmt(abs(value)) if value >= 0 else '-' + _fmt(-value)}"
+    if output.is_floating_point() and math.isfinite(value):
+        limit = torch.finfo(output.dtype).max
+        if abs(value) > limit:
+            text += f" ({'-' if value < 0 else ''}inf in {str(output.dtype).removeprefix('torch.')})"
+    return text
 
 
 def _describe_input(s: TensorStats) -> str:

@@ -68,3 +68,17 @@ def test_log_of_a_negative_number_is_told_from_log_of_zero():
     assert report.facts["op_input.has_zero"] is False
     log = next(s for s in report.symptoms if s.id == "log-domain")
     assert "negative numbers" in log.evidence[0] and "after it" not in log.evidence[0]
+
+
+def test_a_python_number_beyond_the_dtype_range_is_named_as_the_ops_operand():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    x = torch.randn(8, 4)
+    with pytest.raises(NonFiniteDetected) as caught, Tracer():
+        loss = lin(x).pow(2).mean() * 1e39  # 1e39 is inf once cast to float32
+        loss.backward()
+        opt.step()
+    event = caught.value.event
+    assert (event.phase, event.op) == ("loss", "mul")
+    assert "the number 1e+39 (inf in float32)" in event.message

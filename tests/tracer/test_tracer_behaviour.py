@@ -220,3 +220,29 @@ def test_a_float64_model_trains_clean_under_the_tracer():
             opt.step()
             opt.zero_grad()
     assert tracer.event is None and len(tracer.history) == 2
+
+
+@pytest.mark.parametrize("by_keyword", [False, True])
+def test_a_closure_optimizer_is_stopped_before_it_uses_a_bad_evaluation(by_keyword):
+    # LBFGS evaluates its closure (forward and backward) inside step() and updates the
+    # weights from each evaluation's gradients: each is checked before it is used.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = torch.optim.LBFGS(model.parameters(), lr=1.0)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    bad_step = 3
+    with pytest.raises(NonFiniteDetected) as caught, Tracer():
+        for step in range(6):
+            def closure(step=step):
+                opt.zero_grad()
+                scale = float("inf") if step == bad_step else 1.0
+                loss = nn.functional.mse_loss(model(x) * scale, y)
+                loss.backward()
+                return loss
+
+            before = [p.detach().clone() for p in model.parameters()]
+            opt.step(closure=closure) if by_keyword else opt.step(closure)
+    event = caught.value.event
+    assert (event.step, event.phase, event.op) == (bad_step, "loss", "mul")
+    assert all(torch.equal(b, p) for b, p in zip(before, model.parameters(), strict=True))
+    assert all(bool(torch.isfinite(p).all()) for p in model.parameters())
