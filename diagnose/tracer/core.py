@@ -147,7 +147,7 @@ class Tracer:
         self._light = False  # this step watches only the root calls
         self._alert = 0  # detailed steps still owed after a warning sign
         self._replaying = False
-        self._loss_ops: list[ops.OpRecord] = []  # what the loss watch saw, until the check
+        self._loss_ops: list[ops.RawOp] = []  # what the loss watch saw, until the check
         self._module_handles: list[Any] = []
         self._root_handles: list[Any] = []
         self.frames = frames
@@ -746,7 +746,7 @@ class Tracer:
             stacked = torch.stack([t.to(device, torch.float64) for t in items])
         return stacked.tolist(), offsets
 
-    def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.OpRecord],
+    def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.RawOp],
               offsets: list[int]) -> None:
         if math.isfinite(sum(host)):  # nan and inf survive a sum: nothing to look into
             self._scan_clean(recs, host, offsets)
@@ -791,6 +791,7 @@ class Tracer:
         window_calls = [rec for rec in recs if rec.kind == "call"]
         if first_bad is not None:
             self._window_calls = window_calls
+            loss_ops = ops.as_records(loss_ops)
             ops.learn_finiteness(loss_ops)
             if (self._window_light and first_bad.kind in _REPLAYABLE
                     and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):

@@ -166,12 +166,36 @@ class _Watch(TorchFunctionMode):
         raise NotImplementedError
 
 
+# What a LossWatch keeps of one op: (func, args, kwargs, output, call site). A plain tuple,
+# made an OpRecord by ``as_records`` only when the step has an event.
+RawOp = tuple[Any, tuple, dict | None, torch.Tensor, Site | None]
+
+
 class LossWatch(_Watch):
     """Light watch over user code between forward and backward: each op and its call site,
-    no device work (the step's own checks say whether anything needs looking into)."""
+    no device work (the step's own checks say whether anything needs looking into). It runs
+    every step, so it keeps each op as a ``RawOp`` tuple."""
 
-    def _record(self, rec: OpRecord) -> None:
-        self.records.append(rec)
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **kwargs) if kwargs else func(*args)
+        tensor = out[0] if isinstance(out, (tuple, list)) and out else out
+        if (type(tensor) is torch.Tensor and (tensor.is_floating_point() or tensor.is_complex())
+                and tensor.numel() and not tensor.is_meta
+                and getattr(func, "__name__", "") not in _IGNORED):
+            self.records.append((func, args, kwargs, tensor, user_site()))
+        return out
+
+
+def as_records(ops: list[OpRecord | RawOp]) -> list[OpRecord]:
+    """A loss watch's raw ops as OpRecords (those already made are kept as they are)."""
+    return [op if isinstance(op, OpRecord) else _raw_record(*op) for op in ops]
+
+
+def _raw_record(func: Any, args: tuple, kwargs: dict | None, output: torch.Tensor,
+                site: Site | None) -> OpRecord:
+    name = getattr(func, "__name__", "")
+    return OpRecord(_DUNDER.get(name, name) or str(func), site, output, func=func, args=args,
+                    kwargs=kwargs or {})
 
 
 class Replay(_Watch):
