@@ -36,10 +36,13 @@ rank = dist.get_rank() if distributed else 0
 torch.manual_seed(0)
 net = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
 if distributed and args.fsdp:
+    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
 
-    fully_shard(net[0])
-    fully_shard(net)
+    # A CPU mesh: the default picks CUDA when torch sees a GPU, one per rank.
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    fully_shard(net[0], mesh=mesh)
+    fully_shard(net, mesh=mesh)
     model = net
 elif distributed:
     model = nn.parallel.DistributedDataParallel(net)
