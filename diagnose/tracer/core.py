@@ -626,6 +626,7 @@ class Tracer:
         def checked(*args: Any, **kwargs: Any) -> Any:
             loss = closure(*args, **kwargs)
             if tracer._active and tracer._on:
+                tracer._pending.pop("grad_norm", None)  # the step's norm: its last evaluation's
                 tracer._check_grads(optimizer)
             return loss
 

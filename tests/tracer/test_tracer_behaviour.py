@@ -246,3 +246,23 @@ def test_a_closure_optimizer_is_stopped_before_it_uses_a_bad_evaluation(by_keywo
     assert (event.step, event.phase, event.op) == (bad_step, "loss", "mul")
     assert all(torch.equal(b, p) for b, p in zip(before, model.parameters(), strict=True))
     assert all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+def test_a_closure_optimizers_history_has_the_norm_of_its_last_evaluation():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=5)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+
+    def closure():
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        return loss
+
+    with Tracer() as tracer:
+        for _ in range(3):
+            opt.step(closure)
+            last = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    assert tracer.history[-1].grad_norm == pytest.approx(float(last), rel=1e-5)
+    assert len(tracer.history) == 3
