@@ -6,8 +6,8 @@ Skipped where torch sees no CUDA device (CI); run on a GPU machine with
 
 from __future__ import annotations
 
+import contextlib
 import runpy
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,6 +17,8 @@ from torch import nn
 
 from diagnose.report import Report
 from diagnose.tracer import NonFiniteDetected, Tracer
+from tests.traced_scripts import line_of as line_in
+from tests.traced_scripts import trace_script
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -24,22 +26,11 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
 def trace(name: str) -> tuple[Report, NonFiniteDetected | None]:
-    path = SCRIPTS / name
-    saved, sys.argv = sys.argv[:], [str(path)]
-    tracer, caught = Tracer(), None
-    try:
-        with tracer:
-            runpy.run_path(str(path), run_name="__main__")
-    except NonFiniteDetected as exc:
-        caught = exc
-    finally:
-        sys.argv = saved
-    return tracer.report(), caught
+    return trace_script(SCRIPTS / name)
 
 
 def line_of(name: str, text: str) -> int:
-    lines = (SCRIPTS / name).read_text().splitlines()
-    return next(i for i, line in enumerate(lines, 1) if text in line)
+    return line_in(SCRIPTS / name, text)
 
 
 def test_a_healthy_amp_run_with_early_scaler_skips_ends_clean():
@@ -107,7 +98,7 @@ def _synchronizing_calls(steps: int, tracer: Tracer | None) -> int:
         warnings.simplefilter("always")
         torch.cuda.set_sync_debug_mode("warn")
         try:
-            with tracer if tracer is not None else _nothing():
+            with tracer if tracer is not None else contextlib.nullcontext():
                 for _ in range(steps):
                     loss = nn.functional.cross_entropy(model(x), y)
                     loss.backward()
@@ -116,14 +107,6 @@ def _synchronizing_calls(steps: int, tracer: Tracer | None) -> int:
         finally:
             torch.cuda.set_sync_debug_mode(0)
     return sum("synchroniz" in str(w.message) for w in caught)
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def test_the_tracer_reads_the_device_at_most_once_a_step():

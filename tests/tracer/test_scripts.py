@@ -3,36 +3,24 @@
 from __future__ import annotations
 
 import runpy
-import sys
 from pathlib import Path
 
 import pytest
 
 from diagnose.report import Report
-from diagnose.tracer import NonFiniteDetected, Tracer
+from diagnose.tracer import NonFiniteDetected
+from tests.traced_scripts import line_of as line_in
+from tests.traced_scripts import trace_script
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
 def trace(name: str) -> tuple[Report, NonFiniteDetected | None]:
-    path = SCRIPTS / name
-    saved = sys.argv[:]
-    sys.argv = [str(path)]
-    tracer = Tracer()
-    caught = None
-    try:
-        with tracer:
-            runpy.run_path(str(path), run_name="__main__")
-    except NonFiniteDetected as exc:
-        caught = exc
-    finally:
-        sys.argv = saved
-    return tracer.report(), caught
+    return trace_script(SCRIPTS / name)
 
 
 def line_of(name: str, text: str) -> int:
-    lines = (SCRIPTS / name).read_text().splitlines()
-    return next(i for i, line in enumerate(lines, 1) if text in line)
+    return line_in(SCRIPTS / name, text)
 
 
 @pytest.mark.parametrize(
