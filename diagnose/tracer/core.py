@@ -598,9 +598,10 @@ class Tracer:
             return None
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
         self._pending["lr"] = lr if isinstance(lr, (int, float)) else None
-        self._check_grads(optimizer)
-        # e.g. LBFGS: the gradients of each closure evaluation are used within step. The
-        # arguments torch hands a step pre-hook start with the optimizer itself.
+        # A closure (LBFGS, Lightning's training step) makes the gradients inside step: each
+        # evaluation is checked before the optimizer uses it, and the gradients present now
+        # are the last step's, already checked. The arguments torch hands a step pre-hook
+        # start with the optimizer itself.
         if kwargs and callable(kwargs.get("closure")):
             return args, {**kwargs, "closure": self._checked_closure(kwargs["closure"],
                                                                      optimizer)}
@@ -608,6 +609,7 @@ class Tracer:
         if len(args) > at and callable(args[at]):
             checked = self._checked_closure(args[at], optimizer)
             return (*args[:at], checked, *args[at + 1:]), kwargs
+        self._check_grads(optimizer)
         return None
 
     def _check_grads(self, optimizer: Any) -> None:

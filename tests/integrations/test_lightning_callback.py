@@ -11,7 +11,7 @@ from torch import nn
 L = pytest.importorskip("lightning")
 
 from diagnose.integrations.lightning import DiagnoseCallback  # noqa: E402
-from diagnose.tracer import NonFiniteDetected  # noqa: E402
+from diagnose.tracer import NonFiniteDetected, Tracer  # noqa: E402
 
 
 class Regressor(L.LightningModule):
@@ -114,3 +114,17 @@ def test_an_exception_in_training_step_is_the_event_and_the_tracer_is_removed(tm
     assert len(report.history) == 1
     assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
     assert (tmp_path / "report.json").exists()
+
+
+def test_a_bad_step_is_stopped_inside_the_optimizer_closure_before_its_update(tmp_path):
+    # Lightning runs training_step and backward inside optimizer.step(closure): the tracer
+    # checks the gradients when the closure returns, so the weights stay finite, and it still
+    # reads the device once a step (the callback joins the tracer already running).
+    module = Regressor(lr=1e6)
+    callback = DiagnoseCallback(report_path=tmp_path / "report.json", analyze=False)
+    tracer = Tracer()
+    with pytest.raises(NonFiniteDetected), tracer:
+        fit(callback, module, max_steps=20, gradient_clip_val=None)
+    assert tracer.event is not None and tracer.event.phase in ("loss", "backward")
+    assert all(bool(torch.isfinite(p).all()) for p in module.parameters())
+    assert tracer.syncs <= len(tracer.history) + 1  # one a step, and the event's own step
