@@ -744,9 +744,9 @@ class Tracer:
             return [], offsets
         try:
             stacked = torch.stack(items)
-        except RuntimeError:  # values on several devices (or dtypes stack will not promote)
+        except RuntimeError:  # values on several devices (a CPU scalar beside GPU values)
             device = items[0].device
-            stacked = torch.stack([t.to(device, torch.float64) for t in items])
+            stacked = torch.stack([t.to(device) for t in items])
         return stacked.tolist(), offsets
 
     def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.RawOp],
