@@ -23,7 +23,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from diagnose.report import Location, TensorStats
-from diagnose.tracer.stats import full_stats, is_checked, iter_tensors
+from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _DIAGNOSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -277,11 +277,10 @@ def _numbers(args: tuple, kwargs: dict | None) -> list[float]:
 
 def _describe_number(value: float, output: torch.Tensor) -> str:
     """"the number 1e+39 (inf in float32)": a number the op's dtype cannot hold is named so."""
-    text = f"the number {_fmt(abs(value)) if value >= 0 else '-' + _fmt(-value)}"
-    if output.is_floating_point() and math.isfinite(value):
-        limit = torch.finfo(output.dtype).max
-        if abs(value) > limit:
-            text += f" ({'-' if value < 0 else ''}inf in {str(output.dtype).removeprefix('torch.')})"
+    text = f"the number {_fmt(value)}"
+    limit = dtype_max(output.dtype)
+    if limit is not None and math.isfinite(value) and abs(value) > limit:
+        text += f" ({'-' if value < 0 else ''}inf in {dtype_name(output.dtype)})"
     return text
 
 
