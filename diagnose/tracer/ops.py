@@ -140,29 +140,24 @@ class OpFinding:
 
 
 class _Watch(TorchFunctionMode):
-    """Records float-producing ops; subclasses decide how finiteness is learnt."""
-
-    stop_at_diagnose = False
+    """Records float-producing ops; subclasses decide what is kept and how finiteness is
+    learnt."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.records: list[OpRecord] = []
+        self.records: list = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        name = getattr(func, "__name__", "")
-        if name in _IGNORED:
-            return out
+        out = func(*args, **kwargs) if kwargs else func(*args)
         tensor = out[0] if isinstance(out, (tuple, list)) and out else out
         if (type(tensor) is torch.Tensor and (tensor.is_floating_point() or tensor.is_complex())
-                and tensor.numel() and not tensor.is_meta):
-            site = user_site(self.stop_at_diagnose)
-            self._record(OpRecord(_DUNDER.get(name, name) or str(func), site, tensor,
-                                  func=func, args=args, kwargs=kwargs))
+                and tensor.numel() and not tensor.is_meta
+                and getattr(func, "__name__", "") not in _IGNORED):
+            self._record(func, args, kwargs, tensor)
         return out
 
-    def _record(self, rec: OpRecord) -> None:
+    def _record(self, func: Any, args: tuple, kwargs: dict | None,
+                output: torch.Tensor) -> None:
         raise NotImplementedError
 
 
@@ -176,14 +171,9 @@ class LossWatch(_Watch):
     no device work (the step's own checks say whether anything needs looking into). It runs
     every step, so it keeps each op as a ``RawOp`` tuple."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **kwargs) if kwargs else func(*args)
-        tensor = out[0] if isinstance(out, (tuple, list)) and out else out
-        if (type(tensor) is torch.Tensor and (tensor.is_floating_point() or tensor.is_complex())
-                and tensor.numel() and not tensor.is_meta
-                and getattr(func, "__name__", "") not in _IGNORED):
-            self.records.append((func, args, kwargs, tensor, user_site()))
-        return out
+    def _record(self, func: Any, args: tuple, kwargs: dict | None,
+                output: torch.Tensor) -> None:
+        self.records.append((func, args, kwargs, output, user_site()))
 
 
 def as_records(ops: list[OpRecord | RawOp]) -> list[OpRecord]:
@@ -199,12 +189,13 @@ def _raw_record(func: Any, args: tuple, kwargs: dict | None, output: torch.Tenso
 
 
 class Replay(_Watch):
-    """Eager watch used when re-running one module call after an event."""
+    """Eager watch used when re-running one module call after an event: each op's finiteness
+    is learnt at once, and its call site stops at diagnose's own replay call."""
 
-    stop_at_diagnose = True
-
-    def _record(self, rec: OpRecord) -> None:
-        rec.finite = bool(torch.isfinite(rec.output).all())
+    def _record(self, func: Any, args: tuple, kwargs: dict | None,
+                output: torch.Tensor) -> None:
+        rec = _raw_record(func, args, kwargs, output, user_site(stop_at_diagnose=True))
+        rec.finite = bool(torch.isfinite(output).all())
         self.records.append(rec)
 
 
