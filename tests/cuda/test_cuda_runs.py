@@ -7,7 +7,6 @@ Skipped where torch sees no CUDA device (CI); run on a GPU machine with
 from __future__ import annotations
 
 import contextlib
-import runpy
 import warnings
 from pathlib import Path
 
@@ -17,8 +16,8 @@ from torch import nn
 
 from diagnose.report import Report
 from diagnose.tracer import NonFiniteDetected, Tracer
+from tests.traced_scripts import debug_underflow_overflow_module, trace_script
 from tests.traced_scripts import line_of as line_in
-from tests.traced_scripts import trace_script
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -69,21 +68,11 @@ def test_a_nan_sample_moved_to_the_device_is_reported_as_input_with_its_index():
 
 def test_t5_fp16_on_cuda_names_the_same_module_as_debug_underflow_overflow(capsys):
     pytest.importorskip("transformers")
-    from transformers.debug_utils import DebugUnderflowOverflow
-
     report, _ = trace("t5_fp16_overflow.py")
     event = report.event
     assert (event.phase, event.step, event.dtype) == ("forward", 0, "float16")
-
-    build = runpy.run_path(str(SCRIPTS / "t5_fp16_overflow.py"), run_name="t5")["build"]
-    model, input_ids, labels = build()
-    capsys.readouterr()
-    DebugUnderflowOverflow(model)
-    with pytest.raises(ValueError, match="inf/nan detected"):
-        model(input_ids=input_ids, labels=labels)
-    headers = [line.split() for line in capsys.readouterr().out.splitlines()
-               if line.startswith(" " * 17) and len(line.split()) == 2]
-    assert tuple(headers[-1]) == (event.module, event.module_type)
+    assert debug_underflow_overflow_module(SCRIPTS / "t5_fp16_overflow.py", capsys) == (
+        event.module, event.module_type)
 
 
 def _synchronizing_calls(steps: int, tracer: Tracer | None) -> int:

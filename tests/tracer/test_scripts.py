@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import runpy
 from pathlib import Path
 
 import pytest
 
 from diagnose.report import Report
 from diagnose.tracer import NonFiniteDetected
+from tests.traced_scripts import debug_underflow_overflow_module, trace_script
 from tests.traced_scripts import line_of as line_in
-from tests.traced_scripts import trace_script
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -113,21 +112,10 @@ def test_grad_scaler_skips_are_recorded_not_events():
 
 @pytest.mark.slow
 def test_t5_overflow_names_the_same_module_as_debug_underflow_overflow(capsys):
-    from transformers.debug_utils import DebugUnderflowOverflow
-
     report, _ = trace("t5_fp16_overflow.py")
     event = report.event
     assert (event.phase, event.step) == ("forward", 0)
     assert event.module == "encoder.block.1.layer.1.DenseReluDense.wo"
     assert event.module_type == "Linear" and event.dtype == "float16"
-
-    build = runpy.run_path(str(SCRIPTS / "t5_fp16_overflow.py"), run_name="t5")["build"]
-    model, input_ids, labels = build()
-    capsys.readouterr()
-    DebugUnderflowOverflow(model)
-    with pytest.raises(ValueError, match="inf/nan detected"):
-        model(input_ids=input_ids, labels=labels)
-    headers = [line.split() for line in capsys.readouterr().out.splitlines()
-               if line.startswith(" " * 17) and len(line.split()) == 2]
-    name, cls = headers[-1]
-    assert (name, cls) == (event.module, event.module_type)
+    assert debug_underflow_overflow_module(SCRIPTS / "t5_fp16_overflow.py", capsys) == (
+        event.module, event.module_type)
