@@ -777,10 +777,10 @@ class Tracer:
                 if len(rec.outs[0][2]) == 0:
                     pending["loss"] = rec.values[0][1]
             elif kind == "pgrad":
-                grad_sq += sum(hi * hi for _, hi in rec.values)
-                pending["grad_norm"] = math.sqrt(grad_sq)
                 if bad:
                     bad = self._confirm_nonfinite(rec)
+                grad_sq += sum(hi * hi for _, hi in rec.values)
+                pending["grad_norm"] = math.sqrt(grad_sq)
             elif kind == "scale":
                 pending["loss_scale"] = rec.values[0][1]
                 if rec.values[0][1] < _SCALE_COLLAPSE and first_bad is None:
@@ -849,7 +849,8 @@ class Tracer:
 
     @staticmethod
     def _confirm_nonfinite(rec: _Rec) -> bool:
-        """An fp32 norm of huge but finite values overflows: look at the values themselves."""
+        """An fp32 norm of huge but finite values overflows: look at the values themselves,
+        and take a finite one's norm again in float64."""
         for i, (lo, hi) in enumerate(rec.values or ()):
             if math.isfinite(lo) and math.isfinite(hi):
                 continue
@@ -858,7 +859,8 @@ class Tracer:
             t = t.grad if rec.kind == "pgrad" else t
             if t is None or not bool(torch.isfinite(t.detach()).all()) or math.isnan(hi):
                 return True
-            rec.values[i] = (0.0, 0.0)
+            norm = float(torch.linalg.vector_norm(local_tensor(t.detach()), dtype=torch.float64))
+            rec.values[i] = (norm, norm)
         return False
 
     # -- the event -----------------------------------------------------------------------

@@ -266,3 +266,13 @@ def test_a_closure_optimizers_history_has_the_norm_of_its_last_evaluation():
             last = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
     assert tracer.history[-1].grad_norm == pytest.approx(float(last), rel=1e-5)
     assert len(tracer.history) == 3
+
+
+def test_finite_gradients_whose_float32_norm_overflows_are_no_event_and_keep_their_norm():
+    weight = nn.Parameter(torch.zeros(100))
+    opt = torch.optim.SGD([weight], lr=1e-45)
+    with Tracer() as tracer:
+        (weight * 1e38).sum().backward()  # every gradient 1e38: the norm, 1e39, is past fp32
+        opt.step()
+    assert tracer.event is None
+    assert tracer.history[0].grad_norm == pytest.approx(1e39, rel=1e-6)
