@@ -137,6 +137,10 @@ class Event(_Model):
     op_inputs: list[TensorStats] = Field(
         default_factory=list, description="Statistics of the producing op's inputs."
     )
+    op_numbers: list[float] | None = Field(
+        None, description="The plain numbers the producing op was given beside its tensors "
+        "(the 1e39 of x * 1e39, a fill value, an eps).",
+    )
     details: list[str] = Field(default_factory=list)
     sample_indices: list[int] | None = Field(
         None, description="Dataset indices of the offending samples (phase input)."

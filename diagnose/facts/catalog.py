@@ -42,6 +42,9 @@ FACTS: dict[str, str] = {
     "op_input.nonfinite": "an input of the op was already non-finite",
     "op_input.divisor_has_zero": "the second input (the divisor of a division) holds 0",
     "op_input.divisor_min_abs": "smallest |x| of the divisor",
+    "op_input.number_beyond_dtype": "a plain number given to the op (x * 1e39, a fill value) "
+    "that its dtype cannot hold: the one farthest out",
+    "op_input.number_dtype_max": "the largest finite value of the dtype that number is beyond",
     # the training config
     "precision": 'training precision: "fp32", "fp16", "bf16", "fp16-autocast", "bf16-autocast", '
     '"mixed" or "unknown"',

@@ -71,6 +71,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
     groups: list[Callable[[Report, Facts], None]] = [
         _event_facts,
         _op_input_facts,
+        _op_number_facts,
         _config_facts,
         _history_facts,
         _activation_facts,
@@ -185,6 +186,22 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
         index = inputs.index(divisor)
         facts["op_input.divisor_has_zero"] = zero_flags[index]
         facts["op_input.divisor_min_abs"] = num(get(divisor, "abs_min"))
+
+
+def _op_number_facts(report: Report, facts: Facts) -> None:
+    """A plain number given to the producing op that its dtype cannot hold (``x * 1e39`` in
+    float32, ``x * 1e5`` in float16): in that dtype it is inf before the op even runs."""
+    numbers = get(report.event, "op_numbers") if report.event else None
+    dtypes = [facts.get("event.dtype")] + [normalize_dtype(get(s, "dtype"))
+                                            for s in get(report.event, "op_inputs") or []]
+    limit = next((DTYPE_MAX[d] for d in dtypes if d in DTYPE_MAX), None)
+    if not numbers or limit is None:
+        return
+    beyond = [float(v) for v in numbers if isinstance(v, int | float) and not isinstance(v, bool)
+              and not math.isnan(v) and abs(v) > limit]
+    if beyond:
+        facts["op_input.number_beyond_dtype"] = max(beyond, key=abs)
+        facts["op_input.number_dtype_max"] = limit
 
 
 _DETAIL_MIN = re.compile(r"min \|x\| = ([-+0-9.eE]+|nan|inf)")

@@ -28,6 +28,7 @@ TITLES: dict[str, str] = {
     "sqrt-at-zero": "sqrt at zero (or of a negative number)",
     "exp-overflow": "exp overflow",
     "pow-negative-base": "pow with a negative base",
+    "number-beyond-dtype": "a constant the dtype cannot hold",
     "nonfinite-input": "non-finite values in the input batch",
     "nonfinite-targets": "non-finite values in the targets",
     "all-targets-ignored": "all targets ignored (loss is a mean over nothing)",
@@ -446,6 +447,20 @@ def pow_negative_base(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="pow-negative-base", confidence=confidence, evidence=[_op_line(f, what)])
 
 
+def number_beyond_dtype(f: Facts, report: Report) -> Symptom | None:
+    number = f.get("op_input.number_beyond_dtype")
+    limit = f.get("op_input.number_dtype_max")
+    if number is None or limit is None:
+        return None
+    dtype = f.get("event.dtype")
+    name = DTYPE_SHORT.get(dtype, dtype) if dtype else "its dtype"
+    largest = f"{limit:.0f}" if limit < 1e6 else fmt(limit)  # 65504, not 6.6e4
+    what = (f"it was given the number {fmt(number)}, past the largest {name} value "
+            f"({largest}): in {name} that number is already "
+            f"{'-' if number < 0 else ''}inf")
+    return Symptom(id="number-beyond-dtype", confidence=0.95, evidence=[_op_line(f, what)])
+
+
 # --- data -------------------------------------------------------------------------------------
 
 
@@ -518,6 +533,7 @@ DETECTORS: list[Callable[[Facts, Report], Symptom | None]] = [
     sqrt_at_zero,
     exp_overflow,
     pow_negative_base,
+    number_beyond_dtype,
     all_targets_ignored,
     fp16_overflow,
     adam_eps_underflow,

@@ -1322,6 +1322,7 @@ class Tracer:
             event.op_value = finding.value
         event.location = finding.location
         event.op_inputs = finding.inputs
+        event.op_numbers = finding.numbers or None
         event.details.append(finding.detail)
         if finding.targets is not None:
             event.ignore_index, event.targets_total, event.targets_ignored = finding.targets

@@ -137,6 +137,7 @@ class OpFinding:
     targets: tuple[int, int, int] | None = None
     backward: bool = False
     value: str | None = None  # what the op itself returned: "nan", "inf", "-inf", "inf+-inf"
+    numbers: list[float] = field(default_factory=list)  # plain floats it was given (x * 1e39)
 
 
 class _Watch(TorchFunctionMode):
@@ -246,11 +247,13 @@ def _finding(rec: OpRecord) -> OpFinding:
     inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
     output = full_stats("output", rec.output)
     parts = [_describe_input(s) for s in inputs if s.abs_max is not None]
-    parts += [_describe_number(v, rec.output) for v in _numbers(rec.args, rec.kwargs)]
+    numbers = _numbers(rec.args, rec.kwargs)
+    parts += [_describe_number(v, rec.output) for v in numbers]
     detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     value = value_kind(rec.output)
     detail += f" and returned {value or 'a finite value'}"
-    finding = OpFinding(rec.name, site_location(rec.site), inputs, output, detail, value=value)
+    finding = OpFinding(rec.name, site_location(rec.site), inputs, output, detail, value=value,
+                        numbers=numbers)
     if rec.name in _CLASSIFICATION_LOSSES:
         finding.targets = target_counts(rec.args, rec.kwargs)
         if finding.targets is not None:

@@ -33,7 +33,9 @@ EVENTS = {
     "exp_overflow_softmax.py": ("e = torch.exp(z)", "forward"),
     "nan_in_data.py": (None, "input"),
     "gpt2_all_labels_ignored.py": (None, "loss"),
+    "fp16_mask_constant.py": ("* -1e9", "forward"),
 }
+DTYPES = {"fp16_mask_constant.py": "float16"}  # the patch needs the dtype the op ran in
 EXPECTED = yaml.safe_load((EXAMPLES / "expected.yaml").read_text())
 LOSS = re.compile(r"loss (\S+)")
 
@@ -54,7 +56,8 @@ def test_expected_fix_makes_the_script_train(tmp_path, name):
     if code is not None:
         line = next(i for i, text in enumerate(source.splitlines(), 1) if code in text)
     fix_id = EXPECTED[name]["expected_fix"]
-    result = make_patch(fix_id, script, report_for(script, line=line, phase=phase))
+    result = make_patch(fix_id, script, report_for(script, line=line, phase=phase,
+                                                   dtype=DTYPES.get(name)))
     assert result.new_source is not None, result.note
     script.write_text(result.new_source)
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
