@@ -280,3 +280,20 @@ def test_exploding_gradients_under_an_extreme_lr_rank_below_the_lr(lr, lowered):
     assert exploding.evidence[-1].startswith("they grew under an lr") == lowered
     if lowered:
         assert symptoms["lr-too-high"].confidence > exploding.confidence
+
+
+def test_a_number_the_ops_dtype_cannot_hold_is_a_fact_and_a_symptom():
+    masked = facts_of(event={"op": "mul", "dtype": "float16", "op_numbers": [0.5, -1e9]})
+    assert masked["op_input.number_beyond_dtype"] == -1e9
+    assert masked["op_input.number_dtype_max"] == 65504.0
+    symptoms, _ = detect_symptoms(masked, report(event={"op": "mul"}))
+    assert symptoms[0].id == "number-beyond-dtype"
+    assert "65504" in symptoms[0].evidence[0]
+    # the dtype of the op's inputs when the event has none; float32 holds 1e9 and 3e38
+    scaled = facts_of(event={"op": "mul", "op_numbers": [1e39, 3e38], "op_inputs": [
+        {"name": "input[0]", "dtype": "float32", "abs_max": 1.0}]})
+    assert scaled["op_input.number_beyond_dtype"] == 1e39
+    held = facts_of(event={"op": "mul", "dtype": "float32", "op_numbers": [-1e9, 3e38]})
+    assert "op_input.number_beyond_dtype" not in held
+    unknown_dtype = facts_of(event={"op": "mul", "op_numbers": [1e39]})
+    assert "op_input.number_beyond_dtype" not in unknown_dtype
