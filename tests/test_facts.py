@@ -293,6 +293,7 @@ def test_a_number_the_ops_dtype_cannot_hold_is_a_fact_and_a_symptom():
     scaled = facts_of(event={"op": "mul", "op_numbers": [1e39, 3e38], "op_inputs": [
         {"name": "input[0]", "dtype": "float32", "abs_max": 1.0}]})
     assert scaled["op_input.number_beyond_dtype"] == 1e39
+    assert scaled["op_input.number_dtype"] == "float32"
     held = facts_of(event={"op": "mul", "dtype": "float32", "op_numbers": [-1e9, 3e38]})
     assert "op_input.number_beyond_dtype" not in held
     unknown_dtype = facts_of(event={"op": "mul", "op_numbers": [1e39]})

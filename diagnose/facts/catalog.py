@@ -44,7 +44,8 @@ FACTS: dict[str, str] = {
     "op_input.divisor_min_abs": "smallest |x| of the divisor",
     "op_input.number_beyond_dtype": "a plain number given to the op (x * 1e39, a fill value) "
     "that its dtype cannot hold: the one farthest out",
-    "op_input.number_dtype_max": "the largest finite value of the dtype that number is beyond",
+    "op_input.number_dtype": "the dtype the op computed in, that number is beyond",
+    "op_input.number_dtype_max": "the largest finite value of that dtype",
     # the training config
     "precision": 'training precision: "fp32", "fp16", "bf16", "fp16-autocast", "bf16-autocast", '
     '"mixed" or "unknown"',

@@ -194,13 +194,15 @@ def _op_number_facts(report: Report, facts: Facts) -> None:
     numbers = get(report.event, "op_numbers") if report.event else None
     dtypes = [facts.get("event.dtype")] + [normalize_dtype(get(s, "dtype"))
                                             for s in get(report.event, "op_inputs") or []]
-    limit = next((DTYPE_MAX[d] for d in dtypes if d in DTYPE_MAX), None)
-    if not numbers or limit is None:
+    dtype = next((d for d in dtypes if d in DTYPE_MAX), None)
+    if not numbers or dtype is None:
         return
+    limit = DTYPE_MAX[dtype]
     beyond = [float(v) for v in numbers if isinstance(v, int | float) and not isinstance(v, bool)
               and not math.isnan(v) and abs(v) > limit]
     if beyond:
         facts["op_input.number_beyond_dtype"] = max(beyond, key=abs)
+        facts["op_input.number_dtype"] = dtype
         facts["op_input.number_dtype_max"] = limit
 
 

@@ -452,8 +452,8 @@ def number_beyond_dtype(f: Facts, report: Report) -> Symptom | None:
     limit = f.get("op_input.number_dtype_max")
     if number is None or limit is None:
         return None
-    dtype = f.get("event.dtype")
-    name = DTYPE_SHORT.get(dtype, dtype) if dtype else "its dtype"
+    dtype = f.get("op_input.number_dtype")
+    name = DTYPE_SHORT.get(dtype, dtype)
     largest = f"{limit:.0f}" if limit < 1e6 else fmt(limit)  # 65504, not 6.6e4
     what = (f"it was given the number {fmt(number)}, past the largest {name} value "
             f"({largest}): in {name} that number is already "
