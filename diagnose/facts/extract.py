@@ -188,13 +188,17 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
         facts["op_input.divisor_min_abs"] = num(get(divisor, "abs_min"))
 
 
+def op_dtype(event: Any) -> str | None:
+    """The float dtype the producing op computed in: the event's, else its inputs'."""
+    dtypes = [get(event, "dtype")] + [get(s, "dtype") for s in get(event, "op_inputs") or []]
+    return next((d for d in map(normalize_dtype, dtypes) if d in DTYPE_MAX), None)
+
+
 def _op_number_facts(report: Report, facts: Facts) -> None:
     """A plain number given to the producing op that its dtype cannot hold (``x * 1e39`` in
     float32, ``x * 1e5`` in float16): in that dtype it is inf before the op even runs."""
-    numbers = get(report.event, "op_numbers") if report.event else None
-    dtypes = [facts.get("event.dtype")] + [normalize_dtype(get(s, "dtype"))
-                                            for s in get(report.event, "op_inputs") or []]
-    dtype = next((d for d in dtypes if d in DTYPE_MAX), None)
+    numbers = get(report.event, "op_numbers")
+    dtype = op_dtype(report.event)
     if not numbers or dtype is None:
         return
     limit = DTYPE_MAX[dtype]

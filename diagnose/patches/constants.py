@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from diagnose.facts.heuristics import DTYPE_MAX, normalize_dtype
+from diagnose.facts.extract import op_dtype
+from diagnose.facts.heuristics import DTYPE_MAX
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.source import NoPatch, number
 
 
 def representable_constant(ctx: PatchContext) -> Patched:
-    event = ctx.report.event
-    dtypes = [normalize_dtype(event.dtype if event else None)]
-    dtypes += [normalize_dtype(s.dtype) for s in (event.op_inputs if event else [])]
-    dtype = next((d for d in dtypes if d in DTYPE_MAX), None)
+    dtype = op_dtype(ctx.report.event)
     if dtype is None:
         raise NoPatch("the event does not say which dtype the op computed in")
     limit = DTYPE_MAX[dtype]
@@ -36,7 +34,7 @@ def representable_constant(ctx: PatchContext) -> Patched:
     negative = [n for n in found if (number(n) or 0.0) < 0]
     if not negative:
         raise NoPatch(f"the number beyond {dtype}'s range is a positive scale or bound: pick "
-                      f"one below {DTYPE_MAX[dtype]:.5g} (torch.finfo(torch.{dtype}).max)")
+                      f"one below {limit:.5g} (torch.finfo(torch.{dtype}).max)")
     torch_name = ctx.torch_name()
     edit = ctx.edit()
     for node in negative:
