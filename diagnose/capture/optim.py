@@ -21,7 +21,9 @@ class OptimizerWatcher:
         self._errors = errors
         self._optimizers: WeakOrderedSet[Any] = WeakOrderedSet()
         self._initial_lrs: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
-        self._steps: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        # id -> [weak reference, steps]: counted on every optimizer step, so a plain dict
+        # (a WeakKeyDictionary builds a weak reference per lookup)
+        self._steps: dict[int, list[Any]] = {}
         self._hook_handle: Any = None
 
     def install(self, patcher: Patcher) -> None:
@@ -43,10 +45,18 @@ class OptimizerWatcher:
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         try:
-            self._steps[optimizer] = self._steps.get(optimizer, 0) + 1
+            entry = self._steps.get(id(optimizer))
+            if entry is not None and entry[0]() is optimizer:
+                entry[1] += 1
+                return
+            self._steps[id(optimizer)] = [weakref.ref(optimizer), 1]
             self._remember(optimizer)
         except Exception as exc:
             self._errors.record("optimizer step hook", exc)
+
+    def _step_count(self, optimizer: Any) -> int:
+        entry = self._steps.get(id(optimizer))
+        return entry[1] if entry is not None and entry[0]() is optimizer else 0
 
     def add(self, optimizer: Any) -> None:
         """Register an optimizer built before the capture started."""
@@ -107,7 +117,7 @@ class OptimizerWatcher:
         return {
             "class": type(optimizer).__name__,
             "module": type(optimizer).__module__,
-            "steps": self._steps.get(optimizer, 0),
+            "steps": self._step_count(optimizer),
             "initial_lr": first_initial,
             "param_groups": groups,
         }

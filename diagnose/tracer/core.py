@@ -76,6 +76,7 @@ _REPLAYABLE = ("call", "loss", "grad", "pgrad")
 _ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale", "skipped",
                "near_limit", "detailed")
 _MAX_CONSECUTIVE_SKIPS = 25
+_MAX_LAYOUTS = 8  # parameter lists whose gradient layout is kept (one per optimizer, mostly)
 
 
 class _Rec:
@@ -162,6 +163,7 @@ class Tracer:
         self._history: list[StepRecord] = []  # the rows read so far, as StepRecords
         self._handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
+        self._layouts: dict[tuple[int, ...], tuple[list[Any], list[Any], bool]] = {}
         self._reset_window()
         self._recent: deque[_Rec] = deque(maxlen=frames)
         self._names: dict[int, str] = {}
@@ -373,12 +375,15 @@ class Tracer:
             outs = [("output", output.dtype, output.shape, slot(output))]
             if fresh:
                 hook_on = output
+            out_tensors = [output]
         else:
             outs = []
+            out_tensors = []
             for name, t in iter_tensors(output, "output"):
                 if hook_on is None and id(t) not in seen:
                     hook_on = t
                 outs.append((name, t.dtype, t.shape, slot(t)))
+                out_tensors.append(t)
         rec = _Rec("call", "forward", self.step, module, outs, call)
         if stack:
             rec.parent = stack[-1]
@@ -415,10 +420,10 @@ class Tracer:
             if not self._replaying:
                 self._nograd_forward = not rec.grad_enabled
                 if self._light and self.backward and rec.grad_enabled:
-                    self._keep_output_grads(rec, output)
+                    self._keep_output_grads(rec, out_tensors)
                 self._start_watch()
 
-    def _keep_output_grads(self, rec: _Rec, output: Any) -> None:
+    def _keep_output_grads(self, rec: _Rec, outputs: list[torch.Tensor]) -> None:
         """On a light step, keep the gradients that reach the root's outputs: with them an
         event found at the step can replay the model's backward with every module watched.
 
@@ -427,11 +432,8 @@ class Tracer:
         count the same path twice in a replay, and can be large.
         """
         rec.grads = {}
-        if type(output) is torch.Tensor:
-            outs = [(0, output)] if output.grad_fn is not None and is_checked(output) else []
-        else:
-            outs = [(i, t) for i, (_, t) in enumerate(iter_tensors(output, "output"))
-                    if t.grad_fn is not None and is_checked(t)]
+        outs = [(i, t) for i, t in enumerate(outputs)
+                if t.grad_fn is not None and (t.is_floating_point() or t.is_complex())]
         for i, t in [o for o in outs if o[1].dim() == 0] or outs:
             t.grad_fn.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
 
@@ -670,21 +672,39 @@ class Tracer:
             owners, ts = [o for o, _ in kept], [t for _, t in kept]
         if not ts:
             return
+        outs, all_float32 = self._norm_layout(kind, owners, ts)
         grad_mode = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)  # a gradient made with create_graph requires grad
         try:
-            if all(t.dtype is torch.float32 for t in ts):
+            if all_float32:
                 norms = torch._foreach_norm(ts, 2)  # the dtype argument costs a slower path
             else:  # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
                 norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
                                              for t in ts], 2, dtype=torch.float32)
         finally:
             torch._C._set_grad_enabled(grad_mode)
-        self._chunks.append(list(norms))  # stacked with the window's values at the check
-        rec = _Rec(kind, phase, self.step, None, [(kind, t.dtype, t.shape, -1) for t in ts])
+        self._chunks.append(norms)  # read with the window's values at the check
+        rec = _Rec(kind, phase, self.step, None, outs)
         rec.chunk = len(self._chunks) - 1
         rec.target = owners
         self._recs.append(rec)
+
+    def _norm_layout(self, kind: str, owners: list[Any], ts: list[torch.Tensor]
+                     ) -> tuple[list[tuple[str, torch.dtype, Any, int]], bool]:
+        """The (name, dtype, shape) entries of a norm record, and whether every tensor is
+        float32. The parameter gradients repeat both every step: they are kept per list of
+        parameters (held, so that no other tensor can take their ids while kept)."""
+        key = tuple(map(id, owners)) if kind == "pgrad" else None
+        known = self._layouts.get(key) if key is not None else None
+        if known is not None:
+            return known[1], known[2]
+        outs = [(kind, t.dtype, t.shape, -1) for t in ts]
+        all_float32 = all(t.dtype is torch.float32 for t in ts)
+        if key is not None:
+            if len(self._layouts) >= _MAX_LAYOUTS:
+                self._layouts.clear()
+            self._layouts[key] = (owners, outs, all_float32)
+        return outs, all_float32
 
     def _end_step(self, skipped: bool) -> None:
         p = self._pending
@@ -742,6 +762,10 @@ class Tracer:
         items = flat + [t for c in chunks for t in c]
         if not items:
             return [], offsets
+        if items[0].is_cpu and all(t.is_cpu for t in items):
+            # No device to wait for: each value read as it is costs less than a stack of
+            # views, and reading a CPU tensor is no synchronisation.
+            return [t.item() for t in items], offsets
         try:
             stacked = torch.stack(items)
         except RuntimeError:  # values on several devices (a CPU scalar beside GPU values)
