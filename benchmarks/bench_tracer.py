@@ -17,7 +17,7 @@ peak, on CPU from the resident-set high-water mark of a fresh subprocess per wat
 training's growth over the process's size before its first step).
 
     .venv/bin/python benchmarks/bench_tracer.py [--rounds 40] [--steps 4] [--device cpu]
-        [--models mlp,t5,gpt2] [--watchers diagnose.Tracer,...] [--no-memory]
+        [--models mlp,t5,gpt2] [--watchers diagnose.Tracer,...] [--no-memory] [--repeat K]
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ WATCHERS = ["none", "diagnose.Tracer", "Tracer every step", "DebugUnderflowOverf
 
 
 def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
-          watchers: list[str] = WATCHERS) -> None:
+          watchers: list[str] = WATCHERS) -> dict[str, float]:
+    """Print one run's table; return each watcher's median step time over the untraced one."""
     torch.manual_seed(0)
     base, loss_fn = build()
     base.to(device)
@@ -157,6 +158,7 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
     base_steady = statistics.median(runners[0].steady) if runners[0].steady else base_time
     base_mean = statistics.mean(runners[0].times)
     base_cpu = statistics.median(runners[0].cpu)
+    ratios: dict[str, float] = {}
     print(f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms"
           f"  (ratios: median, steady median, mean, CPU median)")
     for r in runners:
@@ -171,6 +173,39 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
         if cuda and runners[0].peak:
             line += f"  peak mem +{(r.peak / runners[0].peak - 1) * 100:.1f}%"
         print(line)
+        ratios[r.name] = med / base_time
+    return ratios
+
+
+def repeated(args: argparse.Namespace) -> None:
+    """Run the whole comparison ``--repeat`` times, each in a fresh process, and print each
+    watcher's median ratio over the runs with their range.
+
+    One run's ratio moves by a few percent with where its model copies and the tracer's
+    objects happen to lie in memory; fresh processes draw new layouts, and the median over
+    them is the figure to compare with a target.
+    """
+    runs: dict[str, dict[str, list[float]]] = {}
+    for k in range(args.repeat):
+        out = subprocess.run(
+            [sys.executable, __file__, "--models", args.models, "--watchers", args.watchers,
+             "--rounds", str(args.rounds), "--steps", str(args.steps), "--device", args.device,
+             "--no-memory", "--ratios-json"],
+            capture_output=True, text=True, check=True).stdout
+        result = json.loads(out.strip().splitlines()[-1])
+        print(f"run {k + 1}/{args.repeat}: " + "; ".join(
+            f"{model}: " + ", ".join(f"{w} {r:.2f}x" for w, r in ratios.items() if w != "none")
+            for model, ratios in result.items()), flush=True)
+        for model, ratios in result.items():
+            for watcher, ratio in ratios.items():
+                runs.setdefault(model, {}).setdefault(watcher, []).append(ratio)
+    print(f"\nover {args.repeat} runs (median step time over the untraced step):")
+    for model, watchers in runs.items():
+        print(f"  {BUILDERS[model][0]}:")
+        for watcher, ratios in watchers.items():
+            if watcher != "none":
+                print(f"    {watcher:24s} median {statistics.median(ratios):5.2f}x"
+                      f"  range {min(ratios):.2f}-{max(ratios):.2f}x")
 
 
 def _rss_bytes() -> int:
@@ -218,8 +253,15 @@ def main() -> None:
     parser.add_argument("--watchers", default=",".join(WATCHERS[1:]),
                         help="compared with no watcher, comma-separated: " + ",".join(WATCHERS[1:]))
     parser.add_argument("--no-memory", action="store_true", help="skip the CPU memory runs")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the comparison this many times, each in a fresh process, "
+                             "and print the median ratio over the runs (no memory runs)")
     parser.add_argument("--memory-child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--ratios-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeat > 1:
+        repeated(args)
+        return
     torch.set_num_threads(1)
     import warnings
 
@@ -229,16 +271,19 @@ def main() -> None:
         memory_child(model_key, watcher, int(steps))
         return
     print(f"load average at start: {os.getloadavg()}")
+    results: dict[str, dict[str, float]] = {}
     for key in args.models.split(","):
         name, build = BUILDERS[key]
         watchers = [w for w in args.watchers.split(",") if w and w != "none"]
         unknown = sorted(set(watchers) - set(WATCHERS))
         if unknown:
             parser.error(f"unknown watcher {unknown[0]!r}; known: {', '.join(WATCHERS[1:])}")
-        bench(name, build, args.rounds, args.steps, args.device, watchers)
+        results[key] = bench(name, build, args.rounds, args.steps, args.device, watchers)
         if args.device == "cpu" and not args.no_memory:
             print(memory_overhead(key, 32))  # the first, detailed step and light ones
     print(f"load average at end: {os.getloadavg()}")
+    if args.ratios_json:
+        print(json.dumps(results))
 
 
 if __name__ == "__main__":

@@ -298,3 +298,13 @@ def test_a_number_the_ops_dtype_cannot_hold_is_a_fact_and_a_symptom():
     assert "op_input.number_beyond_dtype" not in held
     unknown_dtype = facts_of(event={"op": "mul", "op_numbers": [1e39]})
     assert "op_input.number_beyond_dtype" not in unknown_dtype
+
+
+def test_an_op_that_returned_both_infinities_is_worded_as_such():
+    r = report(event={"op": "mul", "dtype": "float16", "value": "nan", "op_value": "inf+-inf",
+                      "phase": "loss", "op_numbers": [-1e9]})
+    facts, _ = extract_facts(r)
+    symptoms, _ = detect_symptoms(facts, r)
+    evidence = next(s for s in symptoms if s.id == "number-beyond-dtype").evidence[0]
+    assert evidence.startswith("the first inf and -inf came out of mul")
+    assert "(the loss became nan after it)" in evidence

@@ -76,7 +76,14 @@ def _where(f: Facts) -> str:
 
 
 def _value(f: Facts) -> str:
-    return str(f.get("event.value") or "a non-finite value")
+    return _worded(f.get("event.value")) or "a non-finite value"
+
+
+def _worded(value: object) -> str | None:
+    """A report's value as a sentence says it ("inf+-inf": both signs came out)."""
+    if not value:
+        return None
+    return "inf and -inf" if value == "inf+-inf" else str(value)
 
 
 def _op_line(f: Facts, what: str) -> str:
@@ -86,10 +93,10 @@ def _op_line(f: Facts, what: str) -> str:
     where = _where(f)
     direction = " in backward" if f.get("event.in_backward") else ""
     own, caught = f.get("event.op_value"), f.get("event.value")
-    line = f"the first {own or _value(f)} came out of {op}{direction} {where}".rstrip()
+    line = f"the first {_worded(own) or _value(f)} came out of {op}{direction} {where}".rstrip()
     if own and caught and own != caught:
         became = "the loss" if f.get("event.phase") == "loss" else "the value caught"
-        line += f" ({became} became {caught} after it)"
+        line += f" ({became} became {_worded(caught)} after it)"
     return line + f": {what}"
 
 

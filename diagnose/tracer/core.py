@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import warnings
 from collections import deque
 from functools import partial
 from typing import Any
@@ -164,6 +165,7 @@ class Tracer:
         self._handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
         self._layouts: dict[tuple[int, ...], tuple[list[Any], list[Any], bool]] = {}
+        self._quiet: Any = None  # the warnings filter this tracer added while attached
         self._reset_window()
         self._recent: deque[_Rec] = deque(maxlen=frames)
         self._names: dict[int, str] = {}
@@ -225,6 +227,7 @@ class Tracer:
             self._patch(torch.amp.GradScaler, "update", self._wrap_scaler_update)
             self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init)
             self._batch.install()
+            self._quiet = _quiet_compile_hook_warning()
             if self._capture is None:
                 self._capture = _make_capture()
             else:
@@ -256,6 +259,8 @@ class Tracer:
             with contextlib.suppress(Exception):  # a function this tracer patched
                 self._capture.uninstall()
         self._batch.uninstall()
+        _restore_warnings(self._quiet)
+        self._quiet = None
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches.clear()
@@ -456,7 +461,7 @@ class Tracer:
         self._roots.append(root)
         for name, mod in root.named_modules():
             if id(mod) not in self._names or name:
-                self._names[id(mod)] = name or type(root).__name__
+                self._names[id(mod)] = _module_path(name) or type(_compiled(mod)).__name__
 
     def _name(self, module: Any) -> str | None:
         if module is None:
@@ -1514,6 +1519,39 @@ def _read_values(rec: _Rec, host: list[float], offsets: list[int]) -> bool:
         rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
                         for *_, s in rec.ins]
     return not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
+
+
+def _quiet_compile_hook_warning() -> Any:
+    """Hide torch's warning that global module hooks fire once more around a ``torch.compile``
+    wrapper: the hooks are the tracer's, which counts that call as the model's own, and the
+    script did nothing to be warned about. Returns the filter, to take it out at detach."""
+    warnings.filterwarnings("ignore", message=r"Using `torch\.compile\(module\)` when there are "
+                            r"global hooks on modules", category=UserWarning)
+    return warnings.filters[0]
+
+
+def _restore_warnings(entry: Any) -> None:
+    if entry is None:
+        return
+    with contextlib.suppress(ValueError):  # the script reset the filters itself
+        warnings.filters.remove(entry)
+        mutated = getattr(warnings, "_filters_mutated", None)
+        if callable(mutated):
+            mutated()  # the module caches filter decisions per call site
+
+
+def _module_path(name: str) -> str:
+    """A module's name as the script spells it: ``torch.compile`` wraps a model in a module
+    whose ``_orig_mod`` is the model, a step no attribute path of the script has."""
+    if "_orig_mod" not in name:
+        return name
+    return ".".join(part for part in name.split(".") if part != "_orig_mod")
+
+
+def _compiled(module: Any) -> Any:
+    """The model inside ``torch.compile``'s wrapper (for its class name), else the module."""
+    inner = getattr(module, "_orig_mod", None)
+    return _compiled(inner) if isinstance(inner, torch.nn.Module) else module
 
 
 def _distributed() -> bool:

@@ -277,3 +277,46 @@ def test_finite_gradients_whose_float32_norm_overflows_are_no_event_and_keep_the
         opt.step()
     assert tracer.event is None
     assert tracer.history[0].grad_norm == pytest.approx(grad * 10, rel=1e-6)
+
+
+class _Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("steps_before", [0, 3])  # a detailed first step, a light one
+def test_a_compiled_model_is_named_as_the_script_spells_it(steps_before):
+    torch.manual_seed(0)
+    net = _Net()
+    model = torch.compile(net, backend="eager")  # wraps the model as `_orig_mod`
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    x, y = torch.randn(16, 4) * 100, torch.randn(16, 1)
+    with pytest.raises(NonFiniteDetected) as info, Tracer() as tracer:
+        for step in range(steps_before + 1):
+            if step == steps_before:
+                with torch.no_grad():
+                    net.fc2.weight.mul_(1e37)
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    assert (info.value.event.module, info.value.event.module_type) == ("fc2", "Linear")
+    assert info.value.event.step == steps_before
+    assert not any("_orig_mod" in (f.module or "") for f in tracer.report().frames)
+
+
+def test_torchs_warning_about_global_hooks_on_a_compiled_model_is_the_tracers_to_hide():
+    import warnings
+
+    model = torch.compile(_Net(), backend="eager")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        before = list(warnings.filters)
+        with Tracer():  # the first step is detailed: global module hooks are on
+            nn.functional.mse_loss(model(torch.randn(2, 4)), torch.randn(2, 1)).backward()
+        after = list(warnings.filters)
+    assert not [w for w in seen if "global hooks" in str(w.message)]
+    assert after == before  # the filter goes with the tracer
