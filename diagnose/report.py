@@ -120,6 +120,18 @@ class StepRecord(_Model):
         "max_activation covers only the model's outputs."))
 
 
+class OpSource(_Model):
+    """The watched op that made one input of the producing op from plain numbers."""
+
+    input: int = Field(description="Index of that input in op_inputs.")
+    op: str
+    numbers: list[float] = Field(
+        default_factory=list, description="The plain numbers it was given (the 1e-8 of "
+        "std + 1e-8).",
+    )
+    location: Location | None = None
+
+
 class Event(_Model):
     """Where the first non-finite value was born, or what the script raised."""
 
@@ -140,6 +152,10 @@ class Event(_Model):
     op_numbers: list[float] | None = Field(
         None, description="The plain numbers the producing op was given beside its tensors "
         "(the 1e39 of x * 1e39, a fill value, an eps).",
+    )
+    op_input_sources: list[OpSource] | None = Field(
+        None, description="For inputs of the producing op that an earlier watched op made "
+        "with plain numbers (an eps added to a divisor): that op, its numbers and its line.",
     )
     details: list[str] = Field(default_factory=list)
     sample_indices: list[int] | None = Field(

@@ -308,3 +308,48 @@ def test_an_op_that_returned_both_infinities_is_worded_as_such():
     evidence = next(s for s in symptoms if s.id == "number-beyond-dtype").evidence[0]
     assert evidence.startswith("the first inf and -inf came out of mul")
     assert "(the loss became nan after it)" in evidence
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float8_e4m3fn"])
+def test_rounds_to_zero_agrees_with_torch(dtype):
+    import torch
+
+    from diagnose.facts.heuristics import DTYPE_SMALLEST, rounds_to_zero
+
+    smallest = DTYPE_SMALLEST[dtype]
+    for x in (1e-12, 1e-8, 3e-8, 1e-4, smallest / 2, smallest * 0.51, smallest, 1.0):
+        stored = torch.tensor(x, dtype=torch.float64).to(getattr(torch, dtype)).item()
+        assert rounds_to_zero(x, dtype) == (stored == 0.0), (x, dtype)
+
+
+def _eps_event(**changes):
+    event = {"op": "div", "dtype": "float16",
+             "op_inputs": [{"name": "input[0]", "dtype": "float16", "zeros": 0, "abs_max": 1.0},
+                           {"name": "input[1]", "dtype": "float16", "zeros": 3, "abs_max": 0.8}],
+             "op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-8],
+                                   "location": {"file": "t.py", "line": 7}}]}
+    event.update(changes)
+    return event
+
+
+def test_an_eps_the_dtype_rounds_to_zero_is_a_fact_and_outranks_the_division_by_zero():
+    facts = facts_of(event=_eps_event())
+    assert facts["op_input.eps_lost"] == 1e-8
+    assert (facts["op_input.eps_op"], facts["op_input.eps_dtype"]) == ("add", "float16")
+    assert facts["op_input.eps_line"] == 7
+    symptoms, _ = detect_symptoms(facts, report(event=_eps_event()))
+    assert [s.id for s in symptoms[:2]] == ["eps-below-dtype", "division-by-zero"]
+    assert "add on line 7 added 1e-8: in fp16 that eps is 0" in symptoms[0].evidence[0]
+
+
+@pytest.mark.parametrize("changes", [
+    {"op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-4]}]},  # fp16 holds 1e-4
+    {"dtype": "float32", "op_inputs": [{"name": "input[0]", "dtype": "float32", "zeros": 0},
+                                       {"name": "input[1]", "dtype": "float32", "zeros": 3}]},
+    {"op_input_sources": [{"input": 0, "op": "add", "numbers": [1e-8]}]},  # added elsewhere
+    {"op_inputs": [{"name": "input[0]", "dtype": "float16", "zeros": 0},
+                   {"name": "input[1]", "dtype": "float16", "zeros": 0}]},  # no 0 reached it
+    {"op_input_sources": [{"input": 5, "op": "add", "numbers": [1e-8]}]},  # no such input
+])
+def test_no_eps_fact_unless_the_guarded_input_held_zero_because_of_the_dtype(changes):
+    assert "op_input.eps_lost" not in facts_of(event=_eps_event(**changes))

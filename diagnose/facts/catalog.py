@@ -46,6 +46,12 @@ FACTS: dict[str, str] = {
     "that its dtype cannot hold: the one farthest out",
     "op_input.number_dtype": "the dtype the op computed in, that number is beyond",
     "op_input.number_dtype_max": "the largest finite value of that dtype",
+    "op_input.eps_lost": "a small positive number (an eps) added to an input of the op that "
+    "is 0 in the op's dtype, so that input still held 0",
+    "op_input.eps_op": "the op that was given that eps (add, clamp, ...)",
+    "op_input.eps_dtype": "the dtype in which the eps is 0",
+    "op_input.eps_dtype_smallest": "the smallest positive value of that dtype",
+    "op_input.eps_line": "the line of the script that added the eps",
     # the training config
     "precision": 'training precision: "fp32", "fp16", "bf16", "fp16-autocast", "bf16-autocast", '
     '"mixed" or "unknown"',

@@ -15,6 +15,7 @@ from typing import Any
 
 from diagnose.facts.heuristics import (
     DTYPE_MAX,
+    DTYPE_SMALLEST,
     PRECISION_DTYPE,
     heuristics,
     is_backward_op,
@@ -22,6 +23,7 @@ from diagnose.facts.heuristics import (
     normalize_op,
     op_family,
     round_to_fp16,
+    rounds_to_zero,
     threshold,
     typical_lr,
 )
@@ -72,6 +74,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         _event_facts,
         _op_input_facts,
         _op_number_facts,
+        _op_source_facts,
         _config_facts,
         _history_facts,
         _activation_facts,
@@ -208,6 +211,35 @@ def _op_number_facts(report: Report, facts: Facts) -> None:
         facts["op_input.number_beyond_dtype"] = max(beyond, key=abs)
         facts["op_input.number_dtype"] = dtype
         facts["op_input.number_dtype_max"] = limit
+
+
+def _op_source_facts(report: Report, facts: Facts) -> None:
+    """An eps that vanished: an input of the producing op holds 0 although the op that made it
+    added a small positive number (``std + 1e-8``), because in the op's dtype that number is 0
+    (1e-8 in float16, whose smallest positive value is 6e-8)."""
+    sources = get(report.event, "op_input_sources")
+    dtype = op_dtype(report.event)
+    if not sources or dtype is None:
+        return
+    inputs = get(report.event, "op_inputs") or []
+    true_mins = _detail_minimums(get(report.event, "details") or [])
+    for source in sources:
+        index = get(source, "input")
+        if not isinstance(index, int) or not 0 <= index < len(inputs):
+            continue
+        if not _zero_flag(inputs[index], true_mins[index] if index < len(true_mins) else None):
+            continue
+        lost = [float(v) for v in get(source, "numbers") or []
+                if isinstance(v, int | float) and not isinstance(v, bool)
+                and rounds_to_zero(float(v), dtype)]
+        if lost:
+            facts["op_input.eps_lost"] = max(lost)
+            facts["op_input.eps_op"] = get(source, "op")
+            facts["op_input.eps_dtype"] = dtype
+            facts["op_input.eps_dtype_smallest"] = DTYPE_SMALLEST[dtype]
+            line = get(get(source, "location"), "line")
+            facts["op_input.eps_line"] = line if isinstance(line, int) else None
+            return
 
 
 _DETAIL_MIN = re.compile(r"min \|x\| = ([-+0-9.eE]+|nan|inf)")

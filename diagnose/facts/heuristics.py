@@ -27,6 +27,25 @@ DTYPE_MAX: dict[str, float] = {
     "float8_e5m2": 57344.0,
 }
 
+# Smallest positive value of each floating dtype (its smallest subnormal, 2**-24 in float16):
+# a positive number at or below half of it rounds to 0 there.
+DTYPE_SMALLEST: dict[str, float] = {
+    "float16": 2.0 ** -24,
+    "bfloat16": 2.0 ** -133,
+    "float32": 2.0 ** -149,
+    "float64": 5e-324,
+    "float8_e4m3fn": 2.0 ** -9,
+    "float8_e5m2": 2.0 ** -16,
+}
+
+
+def rounds_to_zero(x: float, dtype: str) -> bool:
+    """Whether a positive number becomes exactly 0 once stored in ``dtype`` (round to
+    nearest, ties to even: half the smallest subnormal goes to 0)."""
+    smallest = DTYPE_SMALLEST.get(dtype)
+    return smallest is not None and 0.0 < x <= smallest / 2
+
+
 # Short names shown to users.
 DTYPE_SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
 

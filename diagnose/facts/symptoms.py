@@ -29,6 +29,7 @@ TITLES: dict[str, str] = {
     "exp-overflow": "exp overflow",
     "pow-negative-base": "pow with a negative base",
     "number-beyond-dtype": "a constant the dtype cannot hold",
+    "eps-below-dtype": "an eps that is 0 in the dtype",
     "nonfinite-input": "non-finite values in the input batch",
     "nonfinite-targets": "non-finite values in the targets",
     "all-targets-ignored": "all targets ignored (loss is a mean over nothing)",
@@ -454,6 +455,21 @@ def pow_negative_base(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="pow-negative-base", confidence=confidence, evidence=[_op_line(f, what)])
 
 
+def eps_below_dtype(f: Facts, report: Report) -> Symptom | None:
+    eps = f.get("op_input.eps_lost")
+    smallest = f.get("op_input.eps_dtype_smallest")
+    if eps is None or smallest is None:
+        return None
+    dtype = f.get("op_input.eps_dtype")
+    name = DTYPE_SHORT.get(dtype, dtype)
+    where = f" on line {f['op_input.eps_line']}" if f.get("op_input.eps_line") else ""
+    what = (f"its input still held 0 although {f.get('op_input.eps_op') or 'an op'}{where} "
+            f"added {fmt(eps)}: in {name} that eps is 0 (the smallest positive {name} value "
+            f"is {fmt(smallest)})")
+    # above the division by zero (or log or root of 0) it explains: the guard was there
+    return Symptom(id="eps-below-dtype", confidence=0.97, evidence=[_op_line(f, what)])
+
+
 def number_beyond_dtype(f: Facts, report: Report) -> Symptom | None:
     number = f.get("op_input.number_beyond_dtype")
     limit = f.get("op_input.number_dtype_max")
@@ -541,6 +557,7 @@ DETECTORS: list[Callable[[Facts, Report], Symptom | None]] = [
     exp_overflow,
     pow_negative_base,
     number_beyond_dtype,
+    eps_below_dtype,
     all_targets_ignored,
     fp16_overflow,
     adam_eps_underflow,

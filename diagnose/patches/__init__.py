@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from diagnose.patches.clipping import enable_grad_clipping, unscale_before_clipping
-from diagnose.patches.constants import representable_constant
+from diagnose.patches.constants import representable_constant, representable_eps
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.guards import guard_division, guard_sqrt, stabilize_exp, stabilize_log
 from diagnose.patches.init import fix_initialization
@@ -44,6 +44,7 @@ PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
     "enable-loss-scaling": enable_loss_scaling,
     "add-lr-warmup": add_lr_warmup,
     "representable-constant": representable_constant,
+    "representable-eps": representable_eps,
 }
 
 

@@ -1,18 +1,22 @@
-"""representable-constant: a "minus infinity" stand-in the op's dtype cannot hold becomes the
-dtype's own lowest value.
+"""Constants the op's dtype cannot hold.
 
-On the event's line, a negative literal beyond the dtype's range (``-1e9`` in float16) is
-replaced by ``torch.finfo(torch.<dtype>).min``, as transformers builds its attention masks.
-A positive one is a scale or a bound whose right value only the author knows: no patch.
+representable-constant: a "minus infinity" stand-in the op's dtype cannot hold becomes the
+dtype's own lowest value. On the event's line, a negative literal beyond the dtype's range
+(``-1e9`` in float16) is replaced by ``torch.finfo(torch.<dtype>).min``, as transformers builds
+its attention masks. A positive one is a scale or a bound whose right value only the author
+knows: no patch.
+
+representable-eps: an eps that is 0 in the op's dtype (``std + 1e-8`` in float16) becomes one
+the dtype holds, on the line that added it.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from diagnose.facts.extract import op_dtype
+from diagnose.facts.extract import extract_facts, op_dtype
 from diagnose.facts.heuristics import DTYPE_MAX
-from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.context import EPS, PatchContext, Patched, same_file
 from diagnose.patches.source import NoPatch, number
 
 
@@ -41,3 +45,28 @@ def representable_constant(ctx: PatchContext) -> Patched:
         edit.replace(node, f"{torch_name}.finfo({torch_name}.{dtype}).min")
     return Patched(edit.result(), f"the lowest finite {dtype} value replaces the number it "
                                   "could not hold")
+
+
+def representable_eps(ctx: PatchContext) -> Patched:
+    facts, _ = extract_facts(ctx.report)
+    eps, dtype = facts.get("op_input.eps_lost"), facts.get("op_input.eps_dtype")
+    if eps is None or dtype is None:
+        raise NoPatch("the event shows no eps that its dtype rounds to 0")
+    replacement = EPS.get(dtype)
+    if replacement is None:
+        raise NoPatch(f"no usual eps for {dtype}: pick one above {facts['op_input.eps_dtype_smallest']:.3g}")
+    source = next((s for s in ctx.report.event.op_input_sources or () if eps in s.numbers), None)
+    loc = source.location if source is not None else None
+    line = loc.line if loc is not None and same_file(loc.file, ctx.path) else ctx.event_line
+    if line is None:
+        raise NoPatch(f"the eps {eps:g} was added outside the script"
+                      + (f", at {loc.file}:{loc.line}" if loc is not None else ""))
+    found = [n for n in ctx.script.on_line(line, (cst.Float, cst.Integer)) if number(n) == eps]
+    if not found:
+        raise NoPatch(f"no literal {eps:g} on line {line}: the eps comes from a variable there; "
+                      f"set it to {replacement} or more")
+    edit = ctx.edit()
+    for node in found:
+        edit.replace(node, replacement)
+    return Patched(edit.result(), f"eps {replacement}: {eps:g} is 0 in {dtype}, so the guarded "
+                                  "value still reached the op as 0")

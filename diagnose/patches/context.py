@@ -36,7 +36,7 @@ class PatchContext:
         """The event's line when it is in this script (not in a library or a sibling module)."""
         event = self.report.event
         loc = event.location if event else None
-        if loc is None or not _same_file(loc.file, self.path):
+        if loc is None or not same_file(loc.file, self.path):
             return None
         return loc.line
 
@@ -78,12 +78,12 @@ class PatchContext:
         loc = event.location if event else None
         if loc is None:
             return " and the event has no line in it"
-        if not _same_file(loc.file, self.path):
+        if not same_file(loc.file, self.path):
             return f"; the event is in {loc.file}:{loc.line}, not in the script"
         return f" on line {loc.line}, where the event was"
 
 
-def _same_file(a: str, b: Path) -> bool:
+def same_file(a: str, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:

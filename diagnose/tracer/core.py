@@ -1352,6 +1352,7 @@ class Tracer:
         event.location = finding.location
         event.op_inputs = finding.inputs
         event.op_numbers = finding.numbers or None
+        event.op_input_sources = finding.sources or None
         event.details.append(finding.detail)
         if finding.targets is not None:
             event.ignore_index, event.targets_total, event.targets_ignored = finding.targets

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from diagnose.report import Location, TensorStats
+from diagnose.report import Location, OpSource, TensorStats
 from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
@@ -138,6 +138,7 @@ class OpFinding:
     backward: bool = False
     value: str | None = None  # what the op itself returned: "nan", "inf", "-inf", "inf+-inf"
     numbers: list[float] = field(default_factory=list)  # plain floats it was given (x * 1e39)
+    sources: list[OpSource] = field(default_factory=list)  # inputs made with plain floats
 
 
 class _Watch(TorchFunctionMode):
@@ -225,7 +226,7 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
             if not bad:
                 break
             rec = bad[0]
-        return _finding(rec)
+        return _finding(rec, by_output)
     consumed_ok = set()
     for r in records:
         if r.finite:
@@ -236,14 +237,14 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
                               for _, t in r.inputs)]
     for r in candidates:
         if id(r.output) not in consumed_ok:
-            return _finding(r)
-    return _finding(candidates[0]) if candidates else None
+            return _finding(r, by_output)
+    return _finding(candidates[0], by_output) if candidates else None
 
 
 _CLASSIFICATION_LOSSES = {"cross_entropy", "nll_loss"}
 
 
-def _finding(rec: OpRecord) -> OpFinding:
+def _finding(rec: OpRecord, by_output: dict[int, OpRecord] | None = None) -> OpFinding:
     inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
     output = full_stats("output", rec.output)
     parts = [_describe_input(s) for s in inputs if s.abs_max is not None]
@@ -253,7 +254,7 @@ def _finding(rec: OpRecord) -> OpFinding:
     value = value_kind(rec.output)
     detail += f" and returned {value or 'a finite value'}"
     finding = OpFinding(rec.name, site_location(rec.site), inputs, output, detail, value=value,
-                        numbers=numbers)
+                        numbers=numbers, sources=_sources(rec, by_output or {}))
     if rec.name in _CLASSIFICATION_LOSSES:
         finding.targets = target_counts(rec.args, rec.kwargs)
         if finding.targets is not None:
@@ -261,6 +262,19 @@ def _finding(rec: OpRecord) -> OpFinding:
             finding.detail += (f"; {ignored} of {total} targets equal "
                                f"ignore_index={ignore}")
     return finding
+
+
+def _sources(rec: OpRecord, by_output: dict[int, OpRecord]) -> list[OpSource]:
+    """The recorded ops that made ``rec``'s inputs with plain numbers: ``std + 1e-8`` feeding a
+    division, whose eps may be 0 in the division's dtype."""
+    sources = []
+    for i, (_, t) in enumerate(rec.inputs):
+        maker = by_output.get(id(t))
+        numbers = _numbers(maker.args, maker.kwargs) if maker is not None else []
+        if maker is not None and maker is not rec and numbers:
+            sources.append(OpSource(input=i, op=maker.name, numbers=numbers,
+                                    location=site_location(maker.site)))
+    return sources
 
 
 def _numbers(args: tuple, kwargs: dict | None) -> list[float]:

@@ -10,8 +10,10 @@ from diagnose.report import Report
 
 
 def report_for(script: Path, *, line: int | None = None, phase: str | None = None,
-               dtype: str | None = None, config: dict | None = None) -> Report:
-    event = {"kind": "nonfinite", "message": "nan", "phase": phase, "dtype": dtype}
+               dtype: str | None = None, config: dict | None = None,
+               event_fields: dict | None = None) -> Report:
+    event = {"kind": "nonfinite", "message": "nan", "phase": phase, "dtype": dtype,
+             **(event_fields or {})}
     if line is not None:
         event["location"] = {"file": str(script), "line": line}
     return Report.model_validate({

@@ -34,8 +34,19 @@ EVENTS = {
     "nan_in_data.py": (None, "input"),
     "gpt2_all_labels_ignored.py": (None, "loss"),
     "fp16_mask_constant.py": ("* -1e9", "forward"),
+    "fp16_eps_norm.py": ("+ 1e-8)", "forward"),
 }
-DTYPES = {"fp16_mask_constant.py": "float16"}  # the patch needs the dtype the op ran in
+# the patch needs the dtype the op ran in
+DTYPES = {"fp16_mask_constant.py": "float16", "fp16_eps_norm.py": "float16"}
+# what the tracer records of the producing op when the patch needs more than its line: the
+# division's divisor held 0 and was made by an add given 1e-8
+EVENT_FIELDS = {
+    "fp16_eps_norm.py": {
+        "op_inputs": [{"name": "input[0]", "dtype": "float16", "zeros": 0},
+                      {"name": "input[1]", "dtype": "float16", "zeros": 18}],
+        "op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-8]}],
+    },
+}
 EXPECTED = yaml.safe_load((EXAMPLES / "expected.yaml").read_text())
 LOSS = re.compile(r"loss (\S+)")
 
@@ -56,8 +67,9 @@ def test_expected_fix_makes_the_script_train(tmp_path, name):
     if code is not None:
         line = next(i for i, text in enumerate(source.splitlines(), 1) if code in text)
     fix_id = EXPECTED[name]["expected_fix"]
-    result = make_patch(fix_id, script, report_for(script, line=line, phase=phase,
-                                                   dtype=DTYPES.get(name)))
+    report = report_for(script, line=line, phase=phase, dtype=DTYPES.get(name),
+                        event_fields=EVENT_FIELDS.get(name))
+    result = make_patch(fix_id, script, report)
     assert result.new_source is not None, result.note
     script.write_text(result.new_source)
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,

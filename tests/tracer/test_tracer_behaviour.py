@@ -320,3 +320,24 @@ def test_torchs_warning_about_global_hooks_on_a_compiled_model_is_the_tracers_to
         after = list(warnings.filters)
     assert not [w for w in seen if "global hooks" in str(w.message)]
     assert after == before  # the filter goes with the tracer
+
+
+class _EpsNorm(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x / (x.std(-1, keepdim=True) + 1e-8)  # 1e-8 is 0 in float16
+
+
+def test_the_op_that_made_an_input_with_a_plain_number_is_kept_with_its_line():
+    model = nn.Sequential(nn.Linear(4, 4), _EpsNorm()).half()
+    with torch.no_grad():
+        model[0].weight.zero_()
+        model[0].bias.fill_(0.5)  # every row constant: its std is 0
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    with pytest.raises(NonFiniteDetected) as info, Tracer():
+        model(torch.randn(2, 4).half()).float().sum().backward()
+        opt.step()
+    event = info.value.event
+    assert (event.op, event.module) == ("div", "1")
+    [source] = event.op_input_sources
+    assert (source.input, source.op, source.numbers) == (1, "add", [1e-8])
+    assert source.location.file == __file__ and source.location.function == "forward"
