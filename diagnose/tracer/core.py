@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import sys
 import warnings
 from collections import deque
@@ -78,6 +79,7 @@ _ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale"
                "near_limit", "detailed")
 _MAX_CONSECUTIVE_SKIPS = 25
 _MAX_LAYOUTS = 8  # parameter lists whose gradient layout is kept (one per optimizer, mostly)
+_dtype_of = operator.attrgetter("dtype")
 
 
 class _Rec:
@@ -164,7 +166,7 @@ class Tracer:
         self._history: list[StepRecord] = []  # the rows read so far, as StepRecords
         self._handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
-        self._layouts: dict[tuple[int, ...], tuple[list[Any], list[Any], bool]] = {}
+        self._layouts: dict[tuple[Any, ...], tuple[list[Any], list[Any], bool]] = {}
         self._quiet: Any = None  # the warnings filter this tracer added while attached
         self._reset_window()
         self._recent: deque[_Rec] = deque(maxlen=frames)
@@ -698,8 +700,9 @@ class Tracer:
                      ) -> tuple[list[tuple[str, torch.dtype, Any, int]], bool]:
         """The (name, dtype, shape) entries of a norm record, and whether every tensor is
         float32. The parameter gradients repeat both every step: they are kept per list of
-        parameters (held, so that no other tensor can take their ids while kept)."""
-        key = tuple(map(id, owners)) if kind == "pgrad" else None
+        parameters and dtypes (the parameters held, so that no other tensor can take their ids
+        while kept; a ``model.half()`` mid-run changes the dtypes, not the parameters)."""
+        key = (tuple(map(id, owners)), tuple(map(_dtype_of, ts))) if kind == "pgrad" else None
         known = self._layouts.get(key) if key is not None else None
         if known is not None:
             return known[1], known[2]

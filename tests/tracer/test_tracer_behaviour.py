@@ -341,3 +341,22 @@ def test_the_op_that_made_an_input_with_a_plain_number_is_kept_with_its_line():
     [source] = event.op_input_sources
     assert (source.input, source.op, source.numbers) == (1, "add", [1e-8])
     assert source.location.file == __file__ and source.location.function == "forward"
+
+
+def test_a_model_cast_to_float16_mid_run_reports_its_gradients_as_float16():
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    x = torch.randn(16, 4)
+    with pytest.raises(NonFiniteDetected) as info, Tracer(detail_every=100):
+        for step in range(3):
+            if step == 2:
+                model.half()  # the same parameters, now float16
+                x = x.half()
+            model(x).float().sum().backward()
+            if step == 2:
+                model[0].weight.grad[0, 0] = float("inf")  # a gradient no module made
+            opt.step()
+            opt.zero_grad()
+    event = info.value.event
+    assert (event.phase, event.step, event.module) == ("backward", 2, "0")
+    assert event.dtype == "float16"
