@@ -194,7 +194,7 @@ def repeated(args: argparse.Namespace) -> None:
             capture_output=True, text=True, check=True).stdout
         result = json.loads(out.strip().splitlines()[-1])
         print(f"run {k + 1}/{args.repeat}: " + "; ".join(
-            f"{model}: " + ", ".join(f"{w} {r:.2f}x" for w, r in ratios.items() if w != "none")
+            f"{model}: " + ", ".join(f"{w} {r:.3f}x" for w, r in ratios.items() if w != "none")
             for model, ratios in result.items()), flush=True)
         for model, ratios in result.items():
             for watcher, ratio in ratios.items():
@@ -204,8 +204,8 @@ def repeated(args: argparse.Namespace) -> None:
         print(f"  {BUILDERS[model][0]}:")
         for watcher, ratios in watchers.items():
             if watcher != "none":
-                print(f"    {watcher:24s} median {statistics.median(ratios):5.2f}x"
-                      f"  range {min(ratios):.2f}-{max(ratios):.2f}x")
+                print(f"    {watcher:24s} median {statistics.median(ratios):6.3f}x"
+                      f"  range {min(ratios):.3f}-{max(ratios):.3f}x")
 
 
 def _rss_bytes() -> int:
