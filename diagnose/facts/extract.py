@@ -172,8 +172,7 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
     if known_maxs:
         facts["op_input.max_abs"] = max(known_maxs)
     true_mins = _detail_minimums(get(report.event, "details") or [])
-    zero_flags = [_zero_flag(s, true_mins[i] if i < len(true_mins) else None)
-                  for i, s in enumerate(inputs)]
+    zero_flags = _zero_flags(inputs, true_mins)
     facts["op_input.has_zero"] = _any_known(zero_flags)
     if true_mins and all(m is not None for m in true_mins):
         facts["op_input.min_abs"] = min(m for m in true_mins if m is not None)
@@ -205,8 +204,7 @@ def _op_number_facts(report: Report, facts: Facts) -> None:
     if not numbers or dtype is None:
         return
     limit = DTYPE_MAX[dtype]
-    beyond = [float(v) for v in numbers if isinstance(v, int | float) and not isinstance(v, bool)
-              and not math.isnan(v) and abs(v) > limit]
+    beyond = [v for v in _plain_floats(numbers) if not math.isnan(v) and abs(v) > limit]
     if beyond:
         facts["op_input.number_beyond_dtype"] = max(beyond, key=abs)
         facts["op_input.number_dtype"] = dtype
@@ -221,17 +219,16 @@ def _op_source_facts(report: Report, facts: Facts) -> None:
     dtype = op_dtype(report.event)
     if not sources or dtype is None:
         return
-    inputs = get(report.event, "op_inputs") or []
-    true_mins = _detail_minimums(get(report.event, "details") or [])
+    zero_flags = _zero_flags(get(report.event, "op_inputs") or [],
+                             _detail_minimums(get(report.event, "details") or []))
     for source in sources:
         index = get(source, "input")
-        if not isinstance(index, int) or not 0 <= index < len(inputs):
+        if not isinstance(index, int) or not 0 <= index < len(zero_flags):
             continue
-        if not _zero_flag(inputs[index], true_mins[index] if index < len(true_mins) else None):
+        if not zero_flags[index]:
             continue
-        lost = [float(v) for v in get(source, "numbers") or []
-                if isinstance(v, int | float) and not isinstance(v, bool)
-                and rounds_to_zero(float(v), dtype)]
+        lost = [v for v in _plain_floats(get(source, "numbers") or [])
+                if rounds_to_zero(v, dtype)]
         if lost:
             facts["op_input.eps_lost"] = max(lost)
             facts["op_input.eps_op"] = get(source, "op")
@@ -240,6 +237,17 @@ def _op_source_facts(report: Report, facts: Facts) -> None:
             line = get(get(source, "location"), "line")
             facts["op_input.eps_line"] = line if isinstance(line, int) else None
             return
+
+
+def _plain_floats(values: Iterable[Any]) -> list[float]:
+    """The numbers among ``values`` as floats (a bool is no number here)."""
+    return [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def _zero_flags(inputs: list[Any], true_mins: list[float | None]) -> list[bool | None]:
+    """For each op input, whether it holds 0 (None: unknown)."""
+    return [_zero_flag(s, true_mins[i] if i < len(true_mins) else None)
+            for i, s in enumerate(inputs)]
 
 
 _DETAIL_MIN = re.compile(r"min \|x\| = ([-+0-9.eE]+|nan|inf)")

@@ -439,8 +439,7 @@ class Tracer:
         count the same path twice in a replay, and can be large.
         """
         rec.grads = {}
-        outs = [(i, t) for i, t in enumerate(outputs)
-                if t.grad_fn is not None and (t.is_floating_point() or t.is_complex())]
+        outs = [(i, t) for i, t in enumerate(outputs) if t.grad_fn is not None and is_checked(t)]
         for i, t in [o for o in outs if o[1].dim() == 0] or outs:
             t.grad_fn.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
 
@@ -702,12 +701,13 @@ class Tracer:
         float32. The parameter gradients repeat both every step: they are kept per list of
         parameters and dtypes (the parameters held, so that no other tensor can take their ids
         while kept; a ``model.half()`` mid-run changes the dtypes, not the parameters)."""
-        key = (tuple(map(id, owners)), tuple(map(_dtype_of, ts))) if kind == "pgrad" else None
+        dtypes = tuple(map(_dtype_of, ts))
+        key = (tuple(map(id, owners)), dtypes) if kind == "pgrad" else None
         known = self._layouts.get(key) if key is not None else None
         if known is not None:
             return known[1], known[2]
-        outs = [(kind, t.dtype, t.shape, -1) for t in ts]
-        all_float32 = all(t.dtype is torch.float32 for t in ts)
+        outs = [(kind, dtype, t.shape, -1) for dtype, t in zip(dtypes, ts, strict=True)]
+        all_float32 = all(dtype is torch.float32 for dtype in dtypes)
         if key is not None:
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
