@@ -102,7 +102,9 @@ class _Rec:
         self.rng: Any = None
         self.autocast: tuple[tuple[str, torch.dtype], ...] = ()
         self.grad_enabled = True
-        self.grads: dict[int, torch.Tensor] | None = None  # a light root's output gradients
+        # A light root's output gradients: (output index, output_nr) -> the gradients its
+        # autograd node received.
+        self.grads: dict[tuple[int, int], tuple[Any, ...]] | None = None
         self.ins: list[tuple[str, torch.dtype, Any, int]] = []
         self.outs: list[tuple[str, torch.dtype, Any, int]] = [] if outs is None else outs
         self.args: Any = None
@@ -438,10 +440,12 @@ class Tracer:
         labels) is differentiated from it, so only its gradient is kept: the logits' would
         count the same path twice in a replay, and can be large.
         """
-        rec.grads = {}
+        rec.grads = grads = {}
         outs = [(i, t) for i, t in enumerate(outputs) if t.grad_fn is not None and is_checked(t)]
         for i, t in [o for o in outs if o[1].dim() == 0] or outs:
-            t.grad_fn.register_prehook(partial(_keep_grad, rec.grads, i, t.output_nr))
+            # The hook is C code (a dict store of the node's incoming gradients): backward
+            # runs no Python frame for it.
+            t.grad_fn.register_prehook(partial(grads.__setitem__, (i, t.output_nr)))
 
     def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
         """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
@@ -1003,8 +1007,10 @@ class Tracer:
         window as the step's own did (``autograd.grad``: nothing accumulates in ``.grad``)."""
         outs, grads = [], []
         for root, output in zip(roots, outputs, strict=True):
+            kept = {i: node_grads[nr] for (i, nr), node_grads in (root.grads or {}).items()
+                    if nr < len(node_grads)}
             for i, (_, t) in enumerate(iter_tensors(output, "output")):
-                grad = (root.grads or {}).get(i)
+                grad = kept.get(i)
                 if grad is not None and t.requires_grad:
                     outs.append(t)
                     grads.append(grad)
@@ -1561,9 +1567,3 @@ def _compiled(module: Any) -> Any:
 def _distributed() -> bool:
     dist = torch.distributed
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-
-
-def _keep_grad(into: dict[int, torch.Tensor], i: int, nr: int, grads: Any) -> None:
-    """Autograd node prehook of a light step's root output: remember its incoming gradient."""
-    if nr < len(grads) and grads[nr] is not None:
-        into[i] = grads[nr]
