@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.source import Edit, code_of, dotted, number
+from diagnose.patches.source import Edit, NoPatch, code_of, dotted, number
 
 LOG_FLOOR = "1e-7"  # log(1e-7) = -16: finite, and its gradient stays below 1e7
 EXP_CEILING = "80.0"  # exp(80) = 5.5e34 < float32's 3.4e38
@@ -81,13 +81,29 @@ def guard_division(ctx: PatchContext) -> Patched:
 
     eps = ctx.eps
     edit = ctx.edit()
-    notes = []
+    notes, guarded = [], []
     for node in ctx.nodes_at_event((cst.BinaryOperation, cst.Call), "a division",
                                    divides_by_tensor):
         denominator = node.right if isinstance(node, cst.BinaryOperation) else node.args[1].value
+        if _added_number(denominator) is not None:
+            guarded.append(code_of(denominator))
+            continue
         edit.replace(denominator, f"({code_of(denominator)} + {eps})")
         notes.append(f"{code_of(denominator)} + {eps}")
+    if not notes:
+        # A divisor that already adds an eps was 0 only because that eps was: another eps
+        # beside it would hide the cause (representable-eps replaces the number itself).
+        raise NoPatch(f"the denominator {'; '.join(guarded)} already adds an eps: if it was "
+                      "still 0, that eps is 0 in the op's dtype")
     return Patched(edit.result(), "the denominator gets an eps: " + "; ".join(notes))
+
+
+def _added_number(expr: cst.BaseExpression) -> float | None:
+    """The number ``expr`` adds to something (``std + 1e-8``, ``1e-8 + std``), else None."""
+    if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, cst.Add):
+        return None
+    right = number(expr.right)
+    return right if right is not None else number(expr.left)
 
 
 def guard_sqrt(ctx: PatchContext) -> Patched:

@@ -69,6 +69,14 @@ def test_division_eps_follows_the_dtype(tmp_path):
     assert diff_body(result) == ["-r = torch.div(a, b)", "+r = torch.div(a, (b + 1e-4))"]
 
 
+def test_a_denominator_that_already_adds_an_eps_gets_no_second_one(tmp_path):
+    result = patch(tmp_path, "guard-division", "y = x / (x.std() + 1e-8)\n", line=1,
+                   dtype="float16")
+    assert result.diff is None
+    assert result.note == ("no automatic patch: the denominator (x.std() + 1e-8) already adds an "
+                           "eps: if it was still 0, that eps is 0 in the op's dtype")
+
+
 def test_sqrt_method_function_and_power(tmp_path):
     method = patch(tmp_path, "guard-sqrt", "n = (v ** 2).sum(-1).sqrt()\n", line=1)
     assert diff_body(method) == ["-n = (v ** 2).sum(-1).sqrt()",
