@@ -353,3 +353,17 @@ def test_an_eps_the_dtype_rounds_to_zero_is_a_fact_and_outranks_the_division_by_
 ])
 def test_no_eps_fact_unless_the_guarded_input_held_zero_because_of_the_dtype(changes):
     assert "op_input.eps_lost" not in facts_of(event=_eps_event(**changes))
+
+
+@pytest.mark.parametrize(("event", "lr", "listed"), [
+    ({"phase": "forward", "op": "div", "value": "nan"}, 1e-3, False),  # x/0: no update in it
+    ({"phase": "forward", "op": "div", "value": "nan"}, 10.0, True),  # weights pushed by the lr
+    ({"phase": "backward", "value": "inf"}, 1e-3, True),  # an unclipped gradient itself
+])
+def test_no_gradient_clipping_is_a_symptom_only_where_update_sizes_play_a_part(event, lr,
+                                                                               listed):
+    r = report(event={"step": 5, **event}, config={"optimizer": "Adam", "lr": lr},
+               history=[{"step": s, "loss": 1.0, "grad_norm": 1.0} for s in range(5)])
+    facts, _ = extract_facts(r)
+    ids = [s.id for s in detect_symptoms(facts, r)[0]]
+    assert ("no-grad-clipping" in ids) == listed

@@ -310,6 +310,9 @@ def no_grad_clipping(f: Facts, report: Report) -> Symptom | None:
         return None
     if not f.get("history.steps") or f.get("event.step") == 0:
         return None  # before any update, clipping could not have changed anything
+    if f.get("event.phase") not in ("backward", "optimizer") and not (
+            lr_too_high(f, report) or exploding_gradients(f, report)):
+        return None  # a forward op's own fault (log(0), x/0, an fp16 eps): no update size in it
     confidence = 0.8 if f.get("config.captured") else 0.4
     return Symptom(
         id="no-grad-clipping",
