@@ -57,6 +57,7 @@ from diagnose.tracer.stats import (
     iter_tensors,
     local_tensor,
     nonfinite_kind,
+    shape_of,
 )
 
 _RAISED: Any = object()  # marks an always-call hook run after forward raised
@@ -78,6 +79,7 @@ _REPLAYABLE = ("call", "loss", "grad", "pgrad")
 _ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale", "skipped",
                "near_limit", "detailed")
 _MAX_CONSECUTIVE_SKIPS = 25
+_MAX_FAULTS = 5  # distinct things the tracer could not record, kept for the report
 _MAX_LAYOUTS = 8  # parameter lists whose gradient layout is kept (one per optimizer, mostly)
 _dtype_of = operator.attrgetter("dtype")
 
@@ -192,6 +194,7 @@ class Tracer:
         self._capture: Any = None
         self._root_rng: Any = None
         self._root_autocast: tuple[tuple[str, torch.dtype], ...] = ()
+        self._faults: list[str] = []  # what the tracer could not record, for the report
 
     @property
     def history(self) -> list[StepRecord]:
@@ -338,6 +341,8 @@ class Tracer:
         if x is None or not is_checked(x) or x.numel() == 0 or x.is_meta:
             return -1
         x = x.detach()
+        if x.is_nested:  # ragged (e.g. a TransformerEncoder's fast path): its packed values
+            x = x.values()
         if x.is_complex():
             x = x.abs()
         slot = len(self._vals)
@@ -368,20 +373,26 @@ class Tracer:
 
     def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any = None,
                     output: Any = _RAISED) -> None:
-        # The hot path: one aminmax per new float tensor, one small record, no host read.
         if not self._active or not self._on or not self._stack:
             return
+        call = self._stack.pop()
         if output is _RAISED:  # torch calls always-call hooks as (module, args, result) when
-            self._stack.pop()  # forward raised: keep the call stack balanced, record nothing
-            return
+            return  # forward raised: the call stack is balanced, nothing is recorded
+        try:
+            self._record_call(module, call, args, kwargs, output)
+        except Exception as exc:  # the tracer must never be what stops the script
+            self._fault(f"a call of `{self._name(module)}` ({type(module).__name__})", exc)
+
+    def _record_call(self, module: torch.nn.Module, call: int, args: Any, kwargs: Any,
+                     output: Any) -> None:
+        # The hot path: one aminmax per new float tensor, one small record, no host read.
         stack = self._stack
-        call = stack.pop()
         slot = self._slot
         seen = self._seen
         hook_on = None
         if type(output) is torch.Tensor:
             fresh = id(output) not in seen  # a container passing on its child's output
-            outs = [("output", output.dtype, output.shape, slot(output))]
+            outs = [("output", output.dtype, shape_of(output), slot(output))]
             if fresh:
                 hook_on = output
             out_tensors = [output]
@@ -391,7 +402,7 @@ class Tracer:
             for name, t in iter_tensors(output, "output"):
                 if hook_on is None and id(t) not in seen:
                     hook_on = t
-                outs.append((name, t.dtype, t.shape, slot(t)))
+                outs.append((name, t.dtype, shape_of(t), slot(t)))
                 out_tensors.append(t)
         rec = _Rec("call", "forward", self.step, module, outs, call)
         if stack:
@@ -399,17 +410,17 @@ class Tracer:
         ins = rec.ins
         for i, t in enumerate(args):
             if type(t) is torch.Tensor:
-                ins.append((f"input[{i}]", t.dtype, t.shape, slot(t)))
+                ins.append((f"input[{i}]", t.dtype, shape_of(t), slot(t)))
             elif t is not None and not isinstance(t, (int, float, str, bool)):
                 for name, u in iter_tensors(t, f"input[{i}]"):
-                    ins.append((name, u.dtype, u.shape, slot(u)))
+                    ins.append((name, u.dtype, shape_of(u), slot(u)))
         if kwargs:
             for key, value in kwargs.items():
                 if type(value) is torch.Tensor:
-                    ins.append((key, value.dtype, value.shape, slot(value)))
+                    ins.append((key, value.dtype, shape_of(value), slot(value)))
                 elif value is not None and not isinstance(value, (int, float, str, bool)):
                     for name, u in iter_tensors(value, key):
-                        ins.append((name, u.dtype, u.shape, slot(u)))
+                        ins.append((name, u.dtype, shape_of(u), slot(u)))
         rec.args, rec.kwargs = args, kwargs
         self._recs.append(rec)
         if hook_on is not None and self.backward and not module._parameters and not self._light:
@@ -447,19 +458,34 @@ class Tracer:
             # runs no Python frame for it.
             t.grad_fn.register_prehook(partial(grads.__setitem__, (i, t.output_nr)))
 
+    def _fault(self, what: str, exc: Exception) -> None:
+        """Something the tracer could not record: the script goes on, the report says so."""
+        line = f"tracer: {what} was not recorded: {type(exc).__name__}: {exc}".splitlines()[0]
+        if line not in self._faults and len(self._faults) < _MAX_FAULTS:
+            self._faults.append(line)
+
     def _on_grad(self, module: torch.nn.Module, call: int, nr: int, grads: Any) -> None:
         """Autograd node prehook: the gradient w.r.t. one module output, kept on the device."""
         if not self._active or not self._on or nr >= len(grads):
             return
-        grad = grads[nr]
+        try:
+            self._record_grad(module, call, grads[nr])
+        except Exception as exc:  # raised here, it would fail the script's backward
+            self._fault(f"a gradient of `{self._name(module)}` ({type(module).__name__})", exc)
+
+    def _record_grad(self, module: torch.nn.Module, call: int, grad: Any) -> None:
         if grad is not None and type(grad) is not torch.Tensor:
             grad = local_tensor(grad)  # a DTensor's gradient: its local shard
         if grad is not None and grad.numel() and (grad.is_floating_point() or grad.is_complex()):
             # Not kept in the dedup table: holding gradients until the step costs memory.
+            shape = shape_of(grad)
+            grad = grad.detach()
+            if grad.is_nested:
+                grad = grad.values()
             slot = len(self._vals)
-            self._vals.append(torch.aminmax(grad.detach().abs() if grad.is_complex() else grad))
+            self._vals.append(torch.aminmax(grad.abs() if grad.is_complex() else grad))
             rec = _Rec("grad", "backward", self.step, module,
-                       [("grad_output", grad.dtype, grad.shape, slot)], call)
+                       [("grad_output", grad.dtype, shape, slot)], call)
             self._recs.append(rec)
 
     def _add_root(self, root: torch.nn.Module) -> None:
@@ -1423,7 +1449,7 @@ class Tracer:
                       script=ScriptInfo(path=sys.argv[0] if sys.argv else "<python>",
                                         argv=sys.argv[1:]),
                       event=self.event, frames=frames, history=list(self.history),
-                      config=config)
+                      config=config, warnings=list(self._faults))
 
 
 def _same_values(a: list[tuple[float, float]] | None,

@@ -51,15 +51,24 @@ def local_tensor(t: torch.Tensor) -> torch.Tensor | None:
     return t
 
 
+def shape_of(t: torch.Tensor) -> Any:
+    """A tensor's shape; a nested (ragged) tensor has no single one, and gets ``()``."""
+    return () if t.is_nested else t.shape
+
+
 def is_checked(t: torch.Tensor) -> bool:
     """Only floating (and complex) tensors can hold inf or nan."""
     return t.is_floating_point() or t.is_complex()
 
 
 def iter_tensors(obj: Any, prefix: str, depth: int = 0) -> Iterator[tuple[str, torch.Tensor]]:
-    """Every tensor in a nested output: tuples, lists, dicts, dataclasses, ModelOutput."""
+    """Every tensor in a nested output: tuples, lists, dicts, dataclasses, ModelOutput.
+
+    A nested (ragged) tensor is given as its packed values: most ops, ``isfinite`` and
+    ``aminmax`` among them, do not run on the nested tensor itself.
+    """
     if isinstance(obj, torch.Tensor):
-        yield prefix, obj
+        yield prefix, (obj.values() if obj.is_nested else obj)
         return
     if depth > 6 or obj is None or isinstance(obj, (str, bytes, int, float, bool)):
         return

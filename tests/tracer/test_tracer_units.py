@@ -21,6 +21,52 @@ def test_bool_int_empty_meta_and_nested_outputs_do_not_crash():
     assert tracer.report().status == "clean"
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_a_transformer_encoder_fast_path_with_nested_tensors_stays_clean():
+    # eval() + no_grad() + a padding mask: TransformerEncoder runs its layers on nested
+    # tensors, which have no single shape and no aminmax of their own.
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2)
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    encoder.eval()
+    with Tracer(detail_every=1) as tracer, torch.no_grad():
+        out = encoder(torch.randn(2, 5, 8), src_key_padding_mask=pad)
+    assert torch.isfinite(out).all()
+    report = tracer.report()
+    assert report.status == "clean" and report.warnings == []
+    assert any(f.module == "layers.0" for f in report.frames)
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_a_nan_in_a_nested_tensor_is_found():
+    class Ragged(nn.Module):
+        def forward(self, x):
+            return torch.nested.nested_tensor([x[:2].log(), x[2:]])
+
+    with pytest.raises(NonFiniteDetected) as info, Tracer():
+        Ragged()(torch.tensor([-1.0, 1.0, 2.0]))
+    assert info.value.event.phase == "forward"
+
+
+def test_what_the_tracer_cannot_record_is_reported_and_the_script_goes_on():
+    class Opaque(torch.Tensor):  # a subclass whose reductions fail
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is torch.aminmax:
+                raise NotImplementedError("aminmax is not supported here")
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class Wrap(nn.Module):
+        def forward(self, x):
+            return (x * 2).as_subclass(Opaque)
+
+    with Tracer() as tracer:
+        out = Wrap()(torch.randn(3))
+    assert isinstance(out, Opaque)
+    assert tracer.report().warnings == [
+        "tracer: a call of `Wrap` (Wrap) was not recorded: NotImplementedError: aminmax is not "
+        "supported here"]
+
+
 def test_nan_inside_a_nested_dict_output_is_found():
     class Bad(nn.Module):
         def forward(self, x):
