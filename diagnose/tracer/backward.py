@@ -10,6 +10,11 @@ the loss to the parameters with the bad gradient is re-run alone on copies of it
 differentiated with a finite incoming gradient; the first one backward would meet (the latest
 in forward order) whose input gradients come out non-finite is the producer, and its recorded
 call site is the user's line that created the autograd node.
+
+An op may also make inf from finite inputs that a later op discards (``torch.where(mask,
+log(p), 0)`` at p = 0, ``tanh`` of an overflowed ``exp``): the loss stays finite, but the
+gradient that reaches the discarded positions is 0, and 0 times the op's infinite derivative
+is nan. Such an op is re-run with an incoming gradient of 0 where its output is not finite.
 """
 
 from __future__ import annotations
@@ -101,7 +106,7 @@ def find_backward_producer(records: list[OpRecord], loss: torch.Tensor | None = 
     on_path = nodes_on_path(loss, params)
     for rec in reversed(records):
         node = getattr(rec.output, "grad_fn", None)
-        if node is None or rec.func is None or rec.finite is False:
+        if node is None or rec.func is None:
             continue
         if on_path is not None and id(node) not in on_path:
             continue
@@ -131,8 +136,12 @@ def replay_module_backward(module: torch.nn.Module, args: Any, kwargs: Any
 
 
 def _singular(rec: OpRecord) -> str | None:
-    """Re-run ``rec`` alone and differentiate it with an all-ones incoming gradient: "nan" or
-    "inf" when a gradient w.r.t. an input comes out non-finite while the output is finite."""
+    """Re-run ``rec`` alone on finite inputs and differentiate it: "nan" or "inf" when a
+    gradient w.r.t. an input comes out non-finite.
+
+    The incoming gradient is 1 where the output is finite, and 0 where it is not: such a value
+    reached no finite loss, so whatever came after it discarded it and sends it 0.
+    """
     leaves: list[torch.Tensor] = []
 
     def swap(x: Any) -> Any:
@@ -150,10 +159,10 @@ def _singular(rec: OpRecord) -> str | None:
         with torch.enable_grad():
             out = rec.func(*args, **kwargs)
         outs = [t for _, t in iter_tensors(out, "o") if t.requires_grad and is_checked(t)]
-        if not outs or not all(bool(torch.isfinite(t).all()) for t in outs):
+        if not outs:
             return None
-        grads = torch.autograd.grad(outs, leaves, [torch.ones_like(t) for t in outs],
-                                    allow_unused=True)
+        incoming = [torch.isfinite(t.detach()).to(t.dtype) for t in outs]
+        grads = torch.autograd.grad(outs, leaves, incoming, allow_unused=True)
     except Exception:
         return None
     bad = [g for g in grads if g is not None and not bool(torch.isfinite(g).all())]
@@ -164,8 +173,13 @@ def _singular(rec: OpRecord) -> str | None:
 
 def _backward_finding(rec: OpRecord, node: Any, kind: str) -> OpFinding:
     finding = _finding(rec)
-    received = finding.detail.split(" and returned ")[0]
-    finding.detail = (f"{received}; its gradient ({node.name()}) is {kind} for a finite "
-                      "incoming gradient (1)")
+    received, _, returned = finding.detail.partition(" and returned ")
+    if finding.value is None:
+        finding.detail = (f"{received}; its gradient ({node.name()}) is {kind} for a finite "
+                          "incoming gradient (1)")
+    else:
+        finding.detail = (f"{received} and returned {returned}, which later ops discarded (the "
+                          f"loss stayed finite); its gradient ({node.name()}) is {kind} there: "
+                          "0 times an infinite derivative")
     finding.backward = True
     return finding

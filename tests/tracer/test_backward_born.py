@@ -45,9 +45,19 @@ def _tiny_divisor(e):
     return (e / (e * 0 + 1e-20)).clamp(-1, 1)  # HAZARD: d/db (a/b) = -a/b**2 overflows
 
 
+def _where_discarded_log(e):
+    return torch.where(e != 0, torch.log(e.abs()), 0.0)  # HAZARD: where sends log(0) 0 * inf
+
+
+def _tanh_of_overflowed_exp(e):
+    return torch.tanh(torch.exp(e * 1e3))  # HAZARD: tanh(inf) = 1, its exp's gradient 0 * inf
+
+
 # (torch.norm / linalg.vector_norm of a zero vector and atan2(0, 0) have masked, finite
 # gradients in this torch: no event, nothing to name.)
 CASES: dict[str, tuple[Callable, str]] = {
+    "log discarded by where": (_where_discarded_log, "log"),
+    "exp overflow under tanh": (_tanh_of_overflowed_exp, "exp"),
     "sqrt": (_norm_sqrt, "sqrt"),
     "pow(x, 0.5)": (_pow_half, "pow"),
     "x ** 0.5": (_dunder_half, "pow"),
@@ -168,7 +178,8 @@ def test_a_cross_entropy_over_ignored_targets_counts_them():
     assert "8 of 8 targets equal ignore_index=-1" in " ".join(event.details)
 
 
-FIX_FOR = {"sqrt": "guard-sqrt", "pow(x, 0.5)": "guard-sqrt", "x ** 0.5": "guard-sqrt",
+FIX_FOR = {"log discarded by where": "stabilize-log", "exp overflow under tanh": "stabilize-exp",
+           "sqrt": "guard-sqrt", "pow(x, 0.5)": "guard-sqrt", "x ** 0.5": "guard-sqrt",
            "acos(1)": "guard-sqrt", "asin(-1)": "guard-sqrt", "tiny divisor": "guard-division"}
 
 
