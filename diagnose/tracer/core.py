@@ -1430,7 +1430,9 @@ class Tracer:
         outs = [host_stats(n, d, sh, lo, hi)
                 for (n, d, sh, s), (lo, hi) in zip(rec.outs, rec.values or (), strict=False)
                 if s >= 0]
-        weights = [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+        # The weights are read now: they are the call's own only if no update ran since.
+        weights = ([full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+                   if rec.step == self.step else [])
         phase = "loss" if isinstance(module, torch.nn.modules.loss._Loss) else rec.phase
         return Frame(index=rec.call if rec.call >= 0 else index, step=rec.step, phase=phase,
                      module=self._name(module), module_type=type(module).__name__,

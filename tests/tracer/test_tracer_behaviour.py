@@ -40,13 +40,39 @@ def test_the_ring_buffer_keeps_exactly_the_last_n_calls_oldest_first(n):
 
 
 def test_frames_carry_input_output_and_weight_statistics():
-    tracer = Tracer(frames=2)
-    _train(_mlp(), 1, tracer)
-    frame = tracer.report().frames[0]
+    model = _mlp()
+    with torch.no_grad():
+        model[4].weight.fill_(1e38)  # the loss of the first step overflows
+    with pytest.raises(NonFiniteDetected) as caught:
+        _train(model, 1, Tracer(frames=3))
+    frame = next(f for f in caught.value.frames if f.module == "4")
     assert (frame.module, frame.module_type, frame.phase) == ("4", "Linear", "forward")
     assert frame.inputs[0].shape == [16, 8] and frame.outputs[0].shape == [16, 1]
     assert {w.name for w in frame.weights} == {"weight", "bias"}
-    assert frame.outputs[0].abs_max > 0 and frame.outputs[0].headroom > 1e30
+    assert max(w.abs_max for w in frame.weights) == pytest.approx(1e38, rel=1e-6)
+    assert frame.inputs[0].abs_max > 0 and frame.inputs[0].headroom > 1e30
+
+
+def test_frames_of_steps_an_update_followed_show_no_weights_of_today():
+    # The weights are read when the report is made: a frame recorded before the last update
+    # would show values its call never saw, so it shows none.
+    tracer = Tracer(frames=12, detail_every=1)
+    _train(_mlp(), 2, tracer, lr=0.5)
+    assert all(f.weights == [] for f in tracer.report().frames)
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    x = torch.randn(16, 4)
+    with pytest.raises(NonFiniteDetected) as caught, Tracer(frames=12, detail_every=1):
+        for step in range(2):
+            if step == 1:
+                x[0, 0] = float("nan")
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    frames = caught.value.frames
+    assert {f.step for f in frames} == {0, 1}
+    assert all(f.weights == [] for f in frames if f.step == 0)
+    assert all(f.weights for f in frames if f.step == 1 and f.module_type == "Linear")
 
 
 def test_frames_must_be_positive():
