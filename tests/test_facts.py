@@ -367,3 +367,19 @@ def test_no_gradient_clipping_is_a_symptom_only_where_update_sizes_play_a_part(e
     facts, _ = extract_facts(r)
     ids = [s.id for s in detect_symptoms(facts, r)[0]]
     assert ("no-grad-clipping" in ids) == listed
+
+
+@pytest.mark.parametrize(("lr", "phase", "history_loss", "listed"), [
+    (3e-3, "forward", [1.0] * 5, False),  # 3x Adam's default, steady loss: common practice
+    (3e-3, "forward", [1.0, 2.0, 5.0, 20.0, 80.0], True),  # the same lr under a divergence
+    (1e-1, "forward", [1.0] * 5, True),  # 100x: a cause on its own
+    (1e-1, "input", [1.0] * 5, False),  # a non-finite batch is not the lr's doing
+])
+def test_the_lr_is_a_suspect_when_far_above_the_usual_or_when_the_run_diverged(
+        lr, phase, history_loss, listed):
+    r = report(event={"step": 5, "phase": phase, "value": "nan"},
+               config={"optimizer": "Adam", "lr": lr},
+               history=[{"step": s, "loss": v} for s, v in enumerate(history_loss)])
+    facts, _ = extract_facts(r)
+    ids = [s.id for s in detect_symptoms(facts, r)[0]]
+    assert ("lr-too-high" in ids) == listed

@@ -211,18 +211,19 @@ def clip_before_unscale(f: Facts, report: Report) -> Symptom | None:
 def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     if f.get("event.step") == 0 and f.get("event.phase") != "optimizer":
         return None  # no update has been applied yet: the lr cannot have caused it
+    if f.get("event.phase") == "input":
+        return None  # the batch came in non-finite: no update made it so
     parts: list[float] = []
     evidence: list[str] = []
     ratio = f.get("lr_vs_typical")
-    if ratio is not None and ratio >= 3:
+    lr_note = (f"lr {fmt(f.get('lr'))} is {fmt(ratio)}x the usual {fmt(f.get('lr.typical'))} "
+               f"for {f.get('optimizer')} ({f.get('lr.typical_source')})")
+    if ratio is not None and ratio >= 10:
         # Two orders of magnitude above the optimizer's usual lr is a cause on its own: the
         # trends and overflows that follow (exploding gradients, exp of a drifting input) are
         # what it does, so it ranks above the fixes that only treat them.
-        parts.append(0.9 if ratio >= 100 else 0.45 if ratio >= 10 else 0.2)
-        evidence.append(
-            f"lr {fmt(f.get('lr'))} is {fmt(ratio)}x the usual {fmt(f.get('lr.typical'))} "
-            f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
-        )
+        parts.append(0.9 if ratio >= 100 else 0.45)
+        evidence.append(lr_note)
     trend_parts: list[float] = []
     loss_trend, loss_rising = f.get("loss_trend"), f.get("loss.rising_steps", 0)
     if loss_trend is not None and loss_trend >= 3 and loss_rising >= 2:
@@ -247,6 +248,10 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
         )
     if not parts and not trend_parts:
         return None
+    if trend_parts and ratio is not None and 3 <= ratio < 10:
+        # A few times the default is common practice: it supports a divergence, alone it is none.
+        parts.append(0.2)
+        evidence.insert(0, lr_note)
     confidence = _noisy_or(*parts, *trend_parts)
     if ratio is not None and ratio <= 1.5:
         confidence *= 0.85  # a steady divergence at an ordinary lr: still the lr, less surely
