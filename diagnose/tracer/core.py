@@ -175,6 +175,7 @@ class Tracer:
         self._reset_window()
         self._recent: deque[_Rec] = deque(maxlen=frames)
         self._names: dict[int, str] = {}
+        self._root_labels: dict[int, str] = {}  # what the script calls each root model
         self._roots: list[torch.nn.Module] = []
         self._stack: list[int] = []
         self._ncalls = 0
@@ -183,6 +184,8 @@ class Tracer:
         self._watch: ops.LossWatch | None = None
         self._idle_watch = ops.LossWatch()  # entered again each step: no mode built per step
         self._primary_opt: int | None = None
+        self._optimizers_created = 0  # while attached
+        self._other_optimizer_stepped = False  # one besides the primary: they take turns
         self._scaler_active = False
         self._scaler: Any = None
         self._skips = 0
@@ -490,9 +493,28 @@ class Tracer:
 
     def _add_root(self, root: torch.nn.Module) -> None:
         self._roots.append(root)
+        self._root_labels[id(root)] = _script_name_of(root)
+        mine = {id(mod) for _, mod in root.named_modules()}
+        others = {name for key, name in self._names.items() if key not in mine}
+        paths = {_module_path(name) for name, _ in root.named_modules() if name}
         for name, mod in root.named_modules():
             if id(mod) not in self._names or name:
                 self._names[id(mod)] = _module_path(name) or type(_compiled(mod)).__name__
+        if paths & others:
+            # Two models with submodules of one name (a GAN's two Sequentials, both with a
+            # `0`): each model's names start with what the script calls it.
+            for other in self._roots:
+                if any(self._names.get(id(mod)) in paths for _, mod in other.named_modules()):
+                    self._prefix_names(other)
+
+    def _prefix_names(self, root: torch.nn.Module) -> None:
+        labels = [self._root_labels[id(r)] for r in self._roots if r is not root]
+        label = self._root_labels[id(root)]
+        if label in labels:  # two unnamed roots of one class
+            label = f"{label}#{self._roots.index(root) + 1}"
+            self._root_labels[id(root)] = label
+        for name, mod in root.named_modules():
+            self._names[id(mod)] = f"{label}.{_module_path(name)}" if name else label
 
     def _name(self, module: Any) -> str | None:
         if module is None:
@@ -602,6 +624,7 @@ class Tracer:
 
         def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
             original(optimizer, *args, **kwargs)
+            tracer._optimizers_created += 1
             if tracer._active and tracer._on and not tracer._roots:
                 tracer._start_watch()
 
@@ -681,10 +704,15 @@ class Tracer:
         # weights are checked when the tracer exits.
         if id(optimizer) == self._primary_opt:
             self._end_step(skipped=False)
-            if not self._roots and self._on:
-                # No module ever ran: a functional script whose whole step is user ops.
-                # Watch them until backward, so a non-finite loss still names its op.
+            if self._on and (not self._roots or self._optimizers_created > 1
+                             or self._other_optimizer_stepped):
+                # No module ever ran: a functional script whose whole step is user ops; or
+                # optimizers take turns (a GAN), and what runs now prepares the next one's
+                # forward (a generator's output made into the discriminator's input). Watch
+                # until a module runs or backward, so a bad value made there names its op.
                 self._start_watch()
+        else:
+            self._other_optimizer_stepped = True
 
     def _after_step_state(self, optimizer: Any) -> None:
         """Queue the weights and optimizer state (e.g. Adam's moments) for the next check."""
@@ -1073,7 +1101,7 @@ class Tracer:
             event = self._param_event(rec)
             if kind == "pgrad":
                 self._explain_backward(event, rec, recs, calls, loss_ops)
-        if note is not None:
+        if note is not None and event.op is None:  # a named op answers what the replay did not
             event.details.append(note)
         frames = self._frames(producer)
         finding = getattr(self, "_finding", None)
@@ -1584,6 +1612,21 @@ def _module_path(name: str) -> str:
     if "_orig_mod" not in name:
         return name
     return ".".join(part for part in name.split(".") if part != "_orig_mod")
+
+
+def _script_name_of(root: torch.nn.Module) -> str:
+    """The name the calling code gives a root model (``netG``, ``self.generator``), read
+    from the first frame outside torch and diagnose; else its class name."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(ops.SKIP_PREFIXES):
+        frame = frame.f_back
+    if frame is not None:
+        owner = frame.f_locals.get("self")
+        for space in (frame.f_locals, getattr(owner, "_modules", None) or {}, frame.f_globals):
+            name = next((k for k, v in space.items() if v is root and k != "self"), None)
+            if name is not None:
+                return name
+    return type(_compiled(root)).__name__
 
 
 def _compiled(module: Any) -> Any:

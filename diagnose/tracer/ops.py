@@ -27,7 +27,7 @@ from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked,
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _DIAGNOSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SKIP_PREFIXES = (_TORCH_DIR, _DIAGNOSE_DIR, "<frozen", os.path.dirname(os.__file__))
+SKIP_PREFIXES = (_TORCH_DIR, _DIAGNOSE_DIR, "<frozen", os.path.dirname(os.__file__))
 
 _DUNDER = {
     "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
@@ -62,7 +62,7 @@ def user_site(stop_at_diagnose: bool = False) -> Site | None:
         filename = code.co_filename
         if stop_at_diagnose and filename.startswith(_DIAGNOSE_DIR):
             break
-        if not filename.startswith(_SKIP_PREFIXES):
+        if not filename.startswith(SKIP_PREFIXES):
             if not _is_library(filename):
                 via = f"{library[0]}:{library[1]}" if library is not None else None
                 return filename, frame.f_lineno, code.co_name, via

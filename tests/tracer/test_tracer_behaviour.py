@@ -386,3 +386,45 @@ def test_a_model_cast_to_float16_mid_run_reports_its_gradients_as_float16():
     event = info.value.event
     assert (event.phase, event.step, event.module) == ("backward", 2, "0")
     assert event.dtype == "float16"
+
+
+def _gan_loop(feature, iterations: int = 3) -> None:
+    torch.manual_seed(0)
+    netG = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    netD = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+    optD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+    optG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+    bce = nn.functional.binary_cross_entropy_with_logits
+    for _ in range(iterations):
+        fake = netG(torch.randn(16, 4))
+        optD.zero_grad()
+        d_fake = netD(feature(fake.detach()))
+        bce(d_fake, torch.zeros_like(d_fake)).backward()
+        optD.step()
+        optG.zero_grad()
+        g_out = netD(feature(fake))  # the generator's half: after optD.step, before a forward
+        bce(g_out, torch.ones_like(g_out)).backward()
+        optG.step()
+
+
+def _spread(x):
+    d = torch.sqrt(((x[:, None, :] - x[None, :, :]) ** 2).sum(-1))  # 0 on the diagonal
+    return torch.cat([x, d.mean(1, keepdim=True)], -1)
+
+
+def test_two_models_with_alike_submodules_are_named_by_what_the_script_calls_them():
+    with Tracer(detail_every=1) as tracer:
+        _gan_loop(lambda x: torch.cat([x, x[:, :1]], -1))
+    modules = {f.module for f in tracer.report().frames}
+    assert {"netG.0", "netD.0", "netD", "netG"} <= modules
+    assert "0" not in modules
+
+
+def test_ops_between_two_optimizers_steps_are_watched_for_the_second_half():
+    # The generator's gradients turn nan in the backward of sqrt at 0 run between optD.step()
+    # and the discriminator's forward of the generator half.
+    with pytest.raises(NonFiniteDetected) as caught, Tracer():
+        _gan_loop(_spread)
+    event = caught.value.event
+    assert (event.phase, event.op) == ("backward", "sqrt")
+    assert event.location.line == _spread.__code__.co_firstlineno + 1
