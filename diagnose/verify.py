@@ -1,9 +1,11 @@
 """``--verify``: re-run the script with each top fix's patch and keep the fixes that work.
 
 Each patch is applied to a copy of the script in a temporary folder (the user's file is never
-touched), and the copy runs under diagnose in a subprocess for the number of optimizer steps
-that led to the event plus a margin. A run that stays clean marks the fix ``verified: true``; a
-run that still blows up (or raises) marks it ``false``. Verified fixes then rank first.
+touched), and the copy runs under diagnose in a subprocess for ten times the optimizer steps
+that led to the event (at least those plus a margin): a fix that only slows a divergence down,
+as an lr divided by ten does, fails within that. A run that stays clean marks the fix
+``verified: true``; a run that still blows up (or raises) marks it ``false``; a run still going
+at the timeout is not judged. Verified fixes then rank first.
 
 The copy runs from the user's working directory, with the script's own folder on ``PYTHONPATH``
 so that sibling modules still import.
@@ -22,6 +24,7 @@ from pathlib import Path
 from diagnose.report import Fix, Report
 
 DEFAULT_MARGIN = 10
+HORIZON = 10  # times the steps that led to the event
 DEFAULT_TIMEOUT = 300.0
 
 
@@ -54,12 +57,14 @@ def verify_fixes(report: Report, top: int = 3, margin_steps: int | None = None,
 
 
 def steps_to_run(report: Report, margin_steps: int | None = None) -> int | None:
-    """The steps that led to the event plus a margin (None: run the script to its end)."""
+    """Ten times the steps that led to the event, at least those plus a margin (None: run
+    the script to its end)."""
     event = report.event
     if event is None or event.step is None:
         return None
     margin = DEFAULT_MARGIN if margin_steps is None else margin_steps
-    return event.step + 1 + max(margin, 0)
+    steps = event.step + 1
+    return max(steps * HORIZON, steps + max(margin, 0))
 
 
 def rank_verified(fixes: list[Fix]) -> list[Fix]:
@@ -84,7 +89,8 @@ def run_patched(script: Path, source: str, argv: list[str], max_steps: int | Non
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                                   env=_env(script), stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            return Outcome(False, f"patched run did not finish in {timeout:g}s")
+            return Outcome(None, f"not verified: the patched run was still going after "
+                                 f"{timeout:g}s")
         if not report_path.exists():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             return Outcome(None, f"patched run could not be checked: {last}")

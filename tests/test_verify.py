@@ -40,11 +40,12 @@ def _report(script, step: int | None = 3) -> Report:
     )
 
 
-def test_steps_to_run_is_the_event_step_plus_a_margin(tmp_path):
+def test_steps_to_run_are_ten_times_those_to_the_event_and_at_least_a_margin_more(tmp_path):
     script = tmp_path / "t.py"
     script.write_text("")
-    assert steps_to_run(_report(script, step=7)) == 18
-    assert steps_to_run(_report(script, step=7), margin_steps=2) == 10
+    assert steps_to_run(_report(script, step=7)) == 80  # an lr / 10 slows a divergence 10x
+    assert steps_to_run(_report(script, step=0)) == 11  # the event step, then 10 more
+    assert steps_to_run(_report(script, step=0), margin_steps=2) == 10
     assert steps_to_run(_report(script, step=None)) is None
 
 
@@ -68,7 +69,7 @@ def test_fixes_that_work_are_verified_and_rank_first(tmp_path):
     by_id = {f.id: f for f in report.fixes}
     assert by_id["lower-learning-rate"].verified is True
     assert by_id["lower-learning-rate"].verify_note == (
-        "patched run stayed finite for 24 steps")
+        "patched run stayed finite for 40 steps")
     assert by_id["use-bf16"].verified is None
     assert by_id["use-bf16"].verify_note.startswith("not verified: ")
     assert by_id["enable-grad-clipping"].verified is True
