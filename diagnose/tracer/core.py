@@ -1350,11 +1350,19 @@ class Tracer:
         return rec
 
     def _recover_args(self, rec: _Rec, calls: dict[int, _Rec]) -> None:
-        """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call
-        to get back the inputs that were released when backward began."""
+        """Get back the inputs of ``rec``'s call, released when backward began."""
+        reached = self._rerun_to(rec, calls)
+        if reached is not None:
+            rec.args, rec.kwargs, _ = reached
+
+    def _rerun_to(self, rec: _Rec, calls: dict[int, _Rec]
+                  ) -> tuple[Any, Any, ops.Site | None] | None:
+        """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call:
+        its inputs, and the user's line that called the module (None inside torch's own
+        containers, such as ``nn.Sequential``)."""
         root = self._root_of(rec, calls)
         if root is rec or root.args is None:
-            return
+            return None
         same = sorted(r.call for r in calls.values() if r.module is rec.module
                       and root.call <= r.call <= rec.call)
         wanted = len(same) - 1  # this module's earlier calls within the same root call
@@ -1366,7 +1374,7 @@ class Tracer:
 
         def grab(module: Any, args: Any, kwargs: Any) -> None:
             if seen[0] == wanted:
-                caught.append((args, kwargs))
+                caught.append((args, kwargs, ops.user_site(stop_at_diagnose=True)))
                 raise _Got
             seen[0] += 1
 
@@ -1376,12 +1384,13 @@ class Tracer:
         try:
             _rerun(root)
         except _Got:
-            rec.args, rec.kwargs = caught[0]
+            return caught[0]
         except Exception:
             pass
         finally:
             handle.remove()
             self._active = was
+        return None
 
     def _replay(self, rec: _Rec, calls: dict[int, _Rec] | None = None) -> ops.OpFinding | None:
         """Re-run one module call with every op checked, to name the op and the line."""
@@ -1403,7 +1412,14 @@ class Tracer:
             self._active = was
         target = next((t for _, t in iter_tensors(out, "o")
                        if is_checked(t) and not bool(torch.isfinite(t).all())), None)
-        return ops.find_producer(watch.records, target)
+        finding = ops.find_producer(watch.records, target)
+        if finding is not None and finding.location is None and calls:
+            # The op ran in torch's own module code (a Linear, an RNN): the user's line is
+            # where their code called the module.
+            reached = self._rerun_to(rec, calls)
+            if reached is not None:
+                finding.location = ops.site_location(reached[2])
+        return finding
 
     def _apply_finding(self, event: Event, finding: ops.OpFinding | None) -> None:
         if finding is None:

@@ -428,3 +428,28 @@ def test_ops_between_two_optimizers_steps_are_watched_for_the_second_half():
     event = caught.value.event
     assert (event.phase, event.op) == ("backward", "sqrt")
     assert event.location.line == _spread.__code__.co_firstlineno + 1
+
+
+class _TwoLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        return self.fc2(h)  # CALLS FC2
+
+
+def test_an_op_in_torchs_own_module_code_is_located_at_the_users_call_of_the_module():
+    import inspect
+
+    model = _TwoLayers()
+    with torch.no_grad():
+        model.fc2.weight.fill_(3e38)
+    with pytest.raises(NonFiniteDetected) as caught:
+        _train(model, 1, Tracer())
+    event = caught.value.event
+    assert (event.module, event.op) == ("fc2", "linear")
+    lines, start = inspect.getsourcelines(_TwoLayers.forward)
+    line = start + next(i for i, text in enumerate(lines) if "# CALLS FC2" in text)
+    assert (event.location.file, event.location.line) == (__file__, line)
