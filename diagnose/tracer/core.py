@@ -1179,7 +1179,8 @@ class Tracer:
             finding = backward.find_backward_producer(loss_ops, loss, params)
             if finding is not None:  # born in code outside modules: lead with the op
                 event.message = event.message.replace(
-                    f"`{event.module}` ({event.module_type}, ", f"op `{finding.op}` (", 1)
+                    f"`{event.module}` ({event.module_type}, ", f"op `{finding.op}` (", 1
+                ).replace(" from finite incoming gradients", "", 1)  # the op's own was not
                 event.module = event.module_type = None
             else:
                 call = next((r for r in reversed(list(calls.values()))
@@ -1282,7 +1283,10 @@ class Tracer:
     def _grad_event(self, rec: _Rec, recs: list[_Rec]) -> tuple[Event, _Rec | None]:
         grads = [r for r in recs if r.kind == "grad"]
         i = grads.index(rec)
-        maker = grads[i - 1].module if i > 0 else rec.module
+        # The module whose backward made it: the one backward visited before (modules that own
+        # parameters are not hooked, so for the first one, the next call after it that owns
+        # parameters: the Linear a ReLU fed).
+        maker = grads[i - 1].module if i > 0 else self._next_owner(rec, recs) or rec.module
         name = self._name(maker)
         lo, hi = rec.values[0]
         dtype = dtype_name(rec.outs[0][1])
@@ -1295,6 +1299,18 @@ class Tracer:
                       value=nonfinite_kind(lo, hi))
         producer = next((r for r in self._recent if r.module is maker), None)
         return event, producer
+
+    @staticmethod
+    def _next_owner(rec: _Rec, recs: list[_Rec]) -> Any:
+        """The module called right after ``rec``'s module within its parent, when it owns
+        parameters (its backward, not hooked, is what sent ``rec``'s output its gradient)."""
+        calls = [r for r in recs if r.kind == "call"]
+        mine = next((r for r in calls if r.module is rec.module and r.call == rec.call), None)
+        if mine is None:
+            return None
+        later = [r for r in calls if r.parent == mine.parent and r.call > mine.call]
+        nxt = min(later, key=lambda r: r.call, default=None)
+        return nxt.module if nxt is not None and nxt.module._parameters else None
 
     def _param_event(self, rec: _Rec) -> Event:
         owners = self._param_owners()

@@ -453,3 +453,20 @@ def test_an_op_in_torchs_own_module_code_is_located_at_the_users_call_of_the_mod
     lines, start = inspect.getsourcelines(_TwoLayers.forward)
     line = start + next(i for i, text in enumerate(lines) if "# CALLS FC2" in text)
     assert (event.location.file, event.location.line) == (__file__, line)
+
+
+def test_a_gradient_made_by_a_module_with_parameters_is_blamed_on_it_not_on_its_input():
+    # Modules that own parameters carry no gradient hook; the inf reaching the ReLU's output
+    # was made by the backward of the Linear after it (3e38 + 3e38 overflows).
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    with torch.no_grad():
+        model[0].weight.zero_()
+        model[0].bias.fill_(-1.0)  # the ReLU's output is 0: the forward stays finite
+        model[2].weight.fill_(3e38)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(NonFiniteDetected) as caught, Tracer():
+        model(torch.randn(3, 4)).sum().backward()
+        opt.step()
+    event = caught.value.event
+    assert (event.phase, event.module, event.module_type) == ("backward", "2", "Linear")
+    assert "w.r.t. the output of `1`" in event.message
