@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.logtext import ErrorLine, extract_error_lines, split_class
+from diagnose.matching.logtext import (
+    ErrorLine,
+    extract_error_lines,
+    split_class,
+    without_boilerplate,
+)
 from diagnose.matching.normalize import class_relation, normalize, short_class
 from diagnose.matching.patterns import MATCH_DEADLINE_S, PatternIndex
 from diagnose.matching.similar import SimilarityIndex
@@ -165,7 +170,9 @@ class Matcher:
     def _similar_matches(self, lines: list[ErrorLine], want: int, taken: set[int]) -> list[Match]:
         best: dict[int, tuple[float, Match]] = {}
         for line in lines:
-            query = line.message[:MAX_SIMILAR_CHARS]
+            query = without_boilerplate(line.message)[:MAX_SIMILAR_CHARS]
+            if not query:
+                continue  # only the class is known (the message was not pasted)
             for i, sim in self._similar.nearest(query, want + len(taken)):
                 record = self.records[i]
                 if id(record) in taken:
@@ -194,7 +201,7 @@ class Matcher:
 def _record_text(message: str) -> str:
     """The normalised message of a record, without a leading ``ExcClass:``."""
     _cls, body = split_class(message)
-    return normalize(body or message)
+    return normalize(without_boilerplate(body or message))
 
 
 def _search_texts(line: ErrorLine) -> list[str]:
