@@ -41,11 +41,12 @@ def main(args: argparse.Namespace) -> int:
 
     text = _read_message(args.message)
     records = _load(args.dataset, load_records)
-    result = Matcher(records).search(text, limit=args.limit, nearest=3)
+    matcher = Matcher(records)
+    result = matcher.search(text, limit=args.limit, nearest=3)
     if args.format == "json":
         print(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
     else:
-        print(_as_text(result))
+        print(_as_text(result, matcher.cutoff))
     return ExitStatus.CLEAN if result.matched else ExitStatus.DIAGNOSED
 
 
@@ -100,22 +101,32 @@ def _as_json(result: Any) -> dict[str, Any]:
     }
 
 
-def _as_text(result: Any) -> str:
+def _as_text(result: Any, cutoff: float) -> str:
     from diagnose.matcher import field_of
 
     out: list[str] = []
     if result.query:
         out.append("Error line" + ("s" if len(result.query) > 1 else "") + ":")
         for line in result.query[:3]:
-            out.append(f"  [{line.role}] {_one_line(line.text)}")
+            shown = _one_line(line.text)
+            if line.exc_class and not line.message:
+                shown += "  (its message is not in the input)"
+            out.append(f"  [{line.role}] {shown}")
         out.append("")
     if not result.matches:
         out.append("No record matches this error.")
         if result.nearest:
             out.append("")
-            out.append("Nearest records (below the match threshold, shown for reference):")
+            out.append(
+                f"Not matches: the closest records score below the {cutoff:.2f} a match needs;\n"
+                "read them as hints only, each may describe a different error."
+            )
             for m in result.nearest:
-                out.append(f"  - {m.slug}  (score {m.score:.2f}: {m.reason})")
+                out.append(f"  - {m.slug}  score {m.score:.2f}, {m.reason}")
+        elif result.query and all(line.exc_class and not line.message for line in result.query):
+            out.append("Its message is needed to match it: paste the line after the traceback too.")
+        else:
+            out.append("No record comes close either: the dataset does not cover this error yet.")
         return "\n".join(out)
     for n, m in enumerate(result.matches, 1):
         out.append(f"{n}. {m.slug}  [{m.record_id}]  score {m.score:.2f}")

@@ -41,6 +41,30 @@ def test_no_match_exits_1_and_shows_nearest_as_such():
     assert data["matches"] == [] and all(n["score"] < 0.72 for n in data["nearest"])
 
 
+def test_near_misses_are_shown_as_not_matches_and_unrelated_records_not_at_all():
+    out = run_cli("match", "RuntimeError: the shapes of mat1 and mat2 do not fit")
+    assert out.returncode == 1
+    assert "No record matches this error." in out.stdout
+    assert "Not matches: the closest records score below the 0.72 a match needs" in out.stdout
+    assert "  - mat1-and-mat2-shapes-cannot-be-multiplied  score 0." in out.stdout
+    far = run_cli("match", "zebra giraffe quokka")
+    assert "Not matches" not in far.stdout
+    assert "No record comes close either" in far.stdout
+
+
+def test_a_traceback_without_its_message_asks_for_the_message():
+    ipython = (
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "<ipython-input-14-82ec354902a5> in <module>()\n"
+        "----> 8     train_epoch()\n"
+    )
+    out = run_cli("match", "-", stdin=ipython)
+    assert out.returncode == 1
+    assert "[final] RuntimeError  (its message is not in the input)" in out.stdout
+    assert "Traceback (most recent call last)" not in out.stdout
+    assert "paste the line after the traceback" in out.stdout
+
+
 def test_usage_errors_exit_2_with_one_line():
     empty = run_cli("match", stdin="")
     assert empty.returncode == 2 and len(empty.stderr.strip().splitlines()) == 1
