@@ -1,8 +1,9 @@
 """Rank error-dataset records for an error message, or a whole traceback/log on stdin.
 
-`diagnose match "RuntimeError: CUDA out of memory ..."`, or `python train.py 2>&1 | diagnose
-match -`. Exit 0 when a record matches, 1 when none does (the nearest are shown as such),
-2 on usage errors.
+`diagnose match "RuntimeError: CUDA out of memory ..."`, `diagnose match train.log` (a single
+argument that is an existing file is read), or `python train.py 2>&1 | diagnose match -`.
+Exit 0 when a record matches, 1 when none does (near misses are shown apart, as not
+matches), 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "message",
         nargs="*",
         metavar="MESSAGE",
-        help="the error message (words are joined); '-' or nothing with piped stdin reads stdin",
+        help=(
+            "the error message (words are joined), or the path of a file that holds it (a log, "
+            "a traceback); '-' or nothing with piped stdin reads stdin"
+        ),
     )
     parser.add_argument("--limit", type=_positive, default=5, help="most matches shown (5)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -61,7 +65,9 @@ def _positive(value: str) -> int:
 
 
 def _read_message(words: list[str]) -> str:
-    if words and words != ["-"]:
+    if len(words) == 1 and words[0] != "-" and Path(words[0]).is_file():
+        text = _read_file(Path(words[0]))
+    elif words and words != ["-"]:
         text = " ".join(words)
     elif words == ["-"] or not sys.stdin.isatty():
         text = sys.stdin.read()
@@ -70,6 +76,15 @@ def _read_message(words: list[str]) -> str:
     if not text.strip():
         raise UsageError("the error message is empty")
     return text
+
+
+def _read_file(path: Path) -> str:
+    """A log or traceback file; bytes that are not UTF-8 (a progress bar's) are replaced."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _load(extra: list[str], load_records: Any) -> list[Any]:

@@ -21,6 +21,28 @@ def test_piped_traceback_matches_and_prints_solutions():
     assert "Solutions:" in out.stdout and "Example fix:" in out.stdout
 
 
+def test_a_single_argument_naming_a_file_reads_the_file(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_bytes(GRADSCALER.encode() + b"\xff progress bar bytes that are not UTF-8\n")
+    out = run_cli("match", str(log))
+    assert out.returncode == 0, out.stderr
+    assert "1. gradscaler-attempting-to-unscale-fp16-gradients" in out.stdout
+    assert str(log) not in out.stdout
+
+
+def test_words_that_are_not_a_file_are_the_message_and_dash_still_reads_stdin(tmp_path):
+    missing = run_cli("match", "--format", "json", str(tmp_path / "no-such.log"))
+    lines = json.loads(missing.stdout)["query"]["error_lines"]
+    assert lines[0]["text"] == str(tmp_path / "no-such.log")
+    piped = run_cli("match", "-", stdin=GRADSCALER)
+    assert piped.returncode == 0 and "gradscaler-attempting" in piped.stdout
+
+
+def test_help_says_a_file_can_be_given():
+    out = run_cli("match", "--help")
+    assert "the path of a file that holds it" in " ".join(out.stdout.split())
+
+
 def test_json_shape():
     out = run_cli("match", "--format", "json", "--limit", "2", stdin=GRADSCALER)
     assert out.returncode == 0, out.stderr
