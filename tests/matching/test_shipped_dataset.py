@@ -219,3 +219,34 @@ def test_a_warning_glued_to_the_final_line_ranks_after_it_and_is_quoted_where_it
     assert second.slug == "autograd-anomaly-error-detected-in-backward"
     assert "`...Error detected in BmmBackward0. Traceback of forward call" in second.reason
     assert "same error class UserWarning" in second.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+         "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+         "stacktrace below might be incorrect.\n", "cuda-error-illegal-memory-access"),
+        ("RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
+         "/pytorch/aten/src/THC/generic/THCTensorCopy.c:20", "cuda-error-illegal-memory-access"),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "cudnn-status-execution-failed"),
+        ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518, "
+         "unhandled system error, NCCL version 2.4.8", "nccl-unhandled-system-error"),
+        ("NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275,"
+         " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+         "nccl-unhandled-system-error"),
+        ("Loss is nan, stopping training", "loss-is-nan-stopping-training"),
+    ],
+    ids=["illegal-memory-access", "illegal-memory-access-old", "cudnn-execution-failed",
+         "nccl-system-error-old", "nccl-system-error", "loss-is-nan"],
+)
+def test_errors_the_dataset_did_not_cover_have_records(matcher, text, slug):
+    first = matcher.match(text)[0]
+    assert first.slug == slug and first.kind == "pattern"
+
+
+def test_cuda_notes_do_not_make_two_different_cuda_errors_alike(matcher):
+    text = "RuntimeError: CUDA error: an unknown thing happened\n" \
+           "CUDA kernel errors might be asynchronously reported at some other API call, so the " \
+           "stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    assert all(m.slug != "cuda-error-device-side-assert-triggered" for m in matcher.match(text))
