@@ -52,7 +52,8 @@ _BAR = re.compile(r"\d+%\|.*\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\]")
 # A whole tqdm bar: "Epoch 0:   6%|██   | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6]"
 # or "Epoch 12: : 600it [11:53,  1.19s/it, loss=nan]": the counter, then [elapsed<left, rate...]
 _TQDM_BAR = re.compile(
-    r"(?:\d{1,3}%\|[^|\n]*\|\s*)?[\d.]+[kMGTPEZY]?(?:it|B)?(?:/[\d.]+[kMGTPEZY]?(?:it|B)?)?"
+    r"(?:\d{1,3}%\|[^|\n]*\|\s*)?\d+(?:\.\d+)?[kMGTPEZY]?(?:it|B)?"
+    r"(?:/\d+(?:\.\d+)?[kMGTPEZY]?(?:it|B)?)?"
     r" ?\[\d+:\d\d(?::\d\d)?(?:<[^,\[\]\n]*)?,(?=[^\[\]\n]*(?:it/s|s/it|B/s))[^\[\]\n]*\]"
 )
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.\-]*\s*$")
@@ -60,14 +61,22 @@ _TICK_BEFORE_EXCEPTION = re.compile(
     r"`(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt):)"
 )
 # "...Good luck!/usr/lib/python3/torch/autograd/__init__.py:175: UserWarning: Error detected
-# in ..." -- a warning printed to stderr in the middle of another line
-_GLUED_WARNING = re.compile(
-    r"(?<=\S)(?=(?:[A-Za-z]:)?[/\\][^\s:]*\.py:\d+: (?:[A-Z]\w*)?Warning: )"
-)
+# in ..." -- a warning printed to stderr in the middle of another line: the warning's
+# "<file>.py:<line>: SomeWarning: " and the start of that file's path
+_WARNING_MARK = re.compile(r"\.py:\d+: (?:[A-Z]\w*)?Warning: ")
+_PATH_START = re.compile(r"[A-Za-z]:[/\\]|[/\\]")
 _TB_START = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
 # IPython / Jupyter: "RuntimeError                              Traceback (most recent call last)"
 _IPYTHON_START = re.compile(
     r"^(?P<cls>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
+)
+# Lines of an IPython traceback before its exception line: frame headers ("<ipython-input-14-
+# 82ec354902a5> in <module>()", "~/lib/torch/tensor.py in backward(self, gradient)", "Cell In[3],
+# line 5", "File ~/x.py:114, in forward(self, input)", "[/path](link) in f()", "7 frames"),
+# numbered source lines ("      6     epoch += 1", "----> 8     train_epoch()"), blank lines
+_IPYTHON_FRAME = re.compile(
+    r"\s|-*>|<ipython-input-|Cell In\[|File |\d+ frames?\s*$"
+    r"|\S.* in (?:<[^>\n]*>|[\w.]+)(?:\(.*\))?\s*$"
 )
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
@@ -176,7 +185,7 @@ def _after_progress_bar(line: str) -> str:
     """
     if "[" not in line or not ("it/s" in line or "s/it" in line or "B/s" in line):
         return line
-    ends = [bar.end() for bar in _TQDM_BAR.finditer(line)]
+    ends = [bar.end() for bar in _TQDM_BAR.finditer(line, 0, MAX_LINE_CHARS)]  # bars come first
     if not ends:
         return line
     rest = line[ends[-1]:].strip()
@@ -189,10 +198,16 @@ def _split_glued_warning(line: str) -> list[str]:
     Two streams written to one terminal: ``...Good luck!/usr/lib/python3/torch/autograd/
     __init__.py:175: UserWarning: Error detected in BmmBackward0. ...``.
     """
-    glued = _GLUED_WARNING.search(line) if "Warning: " in line else None
-    if glued is None or _LOOSE_EXC.search(line, 0, glued.start()) is None:
+    mark = _WARNING_MARK.search(line) if "Warning: " in line else None
+    if mark is None:
         return [line]
-    return [line[: glued.start()], line[glued.start():]]
+    token = max(line.rfind(" ", 0, mark.start()), line.rfind("\t", 0, mark.start())) + 1
+    path = _PATH_START.search(line, token, mark.start())
+    if path is None or not line[: path.start()].strip():
+        return [line]
+    if _LOOSE_EXC.search(line, 0, path.start()) is None:
+        return [line]
+    return [line[: path.start()], line[path.start():]]
 
 
 def _unwrap_markdown(line: str) -> str:
@@ -336,19 +351,20 @@ def _read_ipython_traceback(lines: list[str], i: int, cls: str) -> tuple[ErrorLi
     """Read an IPython traceback whose header named ``cls``; its last line is ``cls: message``.
 
     IPython frames are unindented and separated by blank lines, so the traceback ends at the
-    first unindented line that starts with the header's class. When the input stops before
-    it, only the class is known: the error line then has an empty message.
+    first line that is not part of a frame: the exception line when it starts with the
+    header's class. When the input stops before it (or something else follows the frames),
+    only the class is known: the error line then has an empty message.
     """
     short = cls.rsplit(".", 1)[-1]
     n = len(lines)
     while i < n:
         line = lines[i]
-        if _TB_START.match(line) or _IPYTHON_START.match(line):
-            break
         if line[:1].isalpha() or line[:1] == "_":
             m = _TB_EXC.match(line[:MAX_LINE_CHARS])
             if m is not None and m.group("cls").rsplit(".", 1)[-1] == short:
                 return _exception_at(lines, i, m)
+        if line and not _IPYTHON_FRAME.match(line):
+            break  # not a frame: the traceback was cut before its last line
         i += 1
     return ErrorLine(cls, "", cls, "final"), i
 

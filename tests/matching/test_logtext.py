@@ -298,3 +298,54 @@ def test_a_warning_glued_to_the_end_of_an_exception_line_is_a_line_of_its_own():
 def test_a_one_line_message_with_log_words_is_the_message():
     (line,) = extract_error_lines("cuda runtime error (59): device-side assert triggered\n")
     assert line.role == "message"
+
+
+def test_colab_and_ipython_8_frames_are_read_up_to_the_exception_line():
+    colab = """\
+RuntimeError                              Traceback (most recent call last)
+[<ipython-input-81-5551546cf2e9>](https://localhost:8080/#) in <cell line: 7>()
+----> 7 inputs, targets = next(data_iter)
+
+7 frames
+[/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/collate.py](https://localhost:8080/#) in collate_tensor_fn(batch, collate_fn_map)
+--> 214     return torch.stack(batch, 0, out=out)
+
+RuntimeError: stack expects each tensor to be equal size, but got [5] at entry 0 and [1] at entry 1
+"""
+    ipython8 = """\
+RuntimeError                              Traceback (most recent call last)
+Cell In[3], line 5
+      3 x = torch.randn(2, 3)
+----> 5 model(x)
+File ~/miniconda3/lib/python3.10/site-packages/torch/nn/modules/linear.py:114, in Linear.forward(self, input)
+    113 def forward(self, input: Tensor) -> Tensor:
+--> 114     return F.linear(input, self.weight, self.bias)
+
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)
+"""
+    assert [e.role for e in extract_error_lines(colab)] == ["final"]
+    assert extract_error_lines(colab)[0].message.startswith("stack expects each tensor")
+    (line,) = extract_error_lines(ipython8)
+    assert line.message == "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+
+
+def test_a_cut_ipython_traceback_does_not_take_a_later_unrelated_line():
+    text = IPYTHON_CUT + "Epoch 3 finished\nRuntimeError: something later\n"
+    lines = extract_error_lines(text)
+    assert ("RuntimeError", "") in [(e.text, e.message) for e in lines]
+    assert all(e.message != "something later" or e.role != "final" for e in lines)
+
+
+def test_very_long_lines_are_read_in_bounded_time():
+    import time
+
+    hostile = [
+        "it/s [ " + "1111111 " * 100_000,
+        "RuntimeError: x a" + "/a" * 200_000 + ".py:1: UserWarning: y",
+        "`" + "Error." * 100_000,
+        "RuntimeError: x\n  " + "a, " * 200_000,
+    ]
+    start = time.perf_counter()
+    for text in hostile:
+        extract_error_lines(text)
+    assert time.perf_counter() - start < 2.0
