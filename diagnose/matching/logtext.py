@@ -170,9 +170,15 @@ def clean_lines(text: str) -> list[str]:
             raw_parts = [raw]
         for part in raw_parts:
             line = _LINE_PREFIX.sub("", part.rstrip())
-            line = _after_progress_bar(line)
-            line = _unwrap_markdown(line)
-            lines += _split_glued_warning(line)
+            # each helper's own cheap test first: most lines of a big log need none of them
+            if "[" in line and ("it/s" in line or "s/it" in line or "B/s" in line):
+                line = _after_progress_bar(line)
+            if "`" in line or "~~~" in line:
+                line = _unwrap_markdown(line)
+            if "Warning: " in line:
+                lines += _split_glued_warning(line)
+            else:
+                lines.append(line)
     return lines
 
 
