@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
 
 from diagnose.errors import ExitStatus, UsageError
+
+STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -76,7 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return ExitStatus.USAGE
         module = importlib.import_module(args._module)
-        return int(module.main(args))
+        status = int(module.main(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _stdout_closed()
     except UsageError as exc:
         if debug:
             traceback.print_exc()
@@ -96,6 +103,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return ExitStatus.USAGE
+
+
+def _stdout_closed() -> int:
+    """The reader of our output went away (``diagnose ... | head``): stop quietly.
+
+    What is still buffered goes to the null device, so that the flush at exit does not
+    complain either; no traceback, no error line, exit status 141 as after SIGPIPE.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (tests, embedding)
+        pass
+    return STDOUT_CLOSED
 
 
 def _script_index(argv: list[str]) -> int:

@@ -14,9 +14,13 @@
    pattern match identifies the error, and the dataset requires every other record's
    pattern not to fit that record's messages, so a merely similar record is another error.
 
-Only similar records at or above ``threshold`` count as matches; the best of the rest are
-returned apart as :attr:`MatchResult.nearest`, so "no record matches" stays an honest
-answer that still shows what came closest.
+Only similar records at or above ``threshold`` count as matches; the best of the rest that
+still come near it (score at least :data:`NEAREST_FLOOR`) are returned apart as
+:attr:`MatchResult.nearest`, so "no record matches" stays an honest answer that still shows
+what came closest -- and unrelated records are not dressed up as near misses.
+
+A match's ``reason`` quotes the error line where the pattern matched (not where the line
+starts), so a line that holds two messages shows which one the record explains.
 
 Records are any objects (or mappings) with the upstream JSON keys as attributes: ``id``,
 ``slug``, ``errorMessage``, ``messagePattern``, ``errorClass``, ... This module never
@@ -31,15 +35,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.logtext import ErrorLine, extract_error_lines, split_class
+from diagnose.matching.logtext import (
+    ErrorLine,
+    extract_error_lines,
+    split_class,
+    without_boilerplate,
+)
 from diagnose.matching.normalize import class_relation, normalize, short_class
 from diagnose.matching.patterns import MATCH_DEADLINE_S, PatternIndex
 from diagnose.matching.similar import SimilarityIndex
 
-__all__ = ["DEFAULT_THRESHOLD", "Match", "MatchResult", "Matcher", "normalize"]
+__all__ = ["DEFAULT_THRESHOLD", "NEAREST_FLOOR", "Match", "MatchResult", "Matcher", "normalize"]
 
 DEFAULT_THRESHOLD = 0.8  # similarity (with the class bonus) a similar record needs to count
 SIMILAR_SCALE = 0.9  # similar scores live in [0, 0.9]; pattern matches in [0.93, 1]
+# Below this score a record is not even a near miss: on real errors that no record covers,
+# the closest records scored 0.34-0.46 and shared little more than "RuntimeError: CUDA".
+NEAREST_FLOOR = 0.5
 MAX_QUERY_LINES = 12  # error lines considered per input (most important first)
 MAX_SIMILAR_CHARS = 600  # of each error line, for the fuzzy comparison
 CLASS_BONUS = {"same": 0.05, "related": 0.025}
@@ -117,6 +129,11 @@ class Matcher:
             )
 
     @property
+    def cutoff(self) -> float:
+        """The score a similar record needs to be a match (``threshold`` on the similar scale)."""
+        return self.threshold * SIMILAR_SCALE
+
+    @property
     def problems(self) -> list[tuple[Any, str]]:
         """Records whose pattern was skipped (does not compile, or cannot be bounded)."""
         return [(self.records[i], why) for i, why in sorted(self._patterns.problems.items())]
@@ -138,8 +155,8 @@ class Matcher:
         explained = {m.line for m in pattern_matches}
         unexplained = [line for line in lines if line.text not in explained]
         similar = self._similar_matches(unexplained, limit + nearest, taken)
-        confident = [m for m in similar if m.score >= self.threshold * SIMILAR_SCALE]
-        below = [m for m in similar if m.score < self.threshold * SIMILAR_SCALE]
+        confident = [m for m in similar if m.score >= self.cutoff]
+        below = [m for m in similar if NEAREST_FLOOR <= m.score < self.cutoff]
         matches = (pattern_matches + confident)[:limit]
         return MatchResult(lines, matches, below[:nearest])
 
@@ -155,7 +172,7 @@ class Matcher:
                 score = line.weight - (0.01 if line.exc_class and relation is None else 0.0)
                 if hit.index in best and best[hit.index].score >= score:
                     continue
-                reason = f"pattern matched the {line.role} line `{_short(line.first_line)}`"
+                reason = f"pattern matched {_where(line)} `{_excerpt(hit.text, hit.span[0])}`"
                 reason += _class_note(line.exc_class, record, relation)
                 best[hit.index] = Match(record, score, reason, "pattern", line.text, line.role)
         return sorted(best.values(), key=lambda m: -m.score)
@@ -165,7 +182,9 @@ class Matcher:
     def _similar_matches(self, lines: list[ErrorLine], want: int, taken: set[int]) -> list[Match]:
         best: dict[int, tuple[float, Match]] = {}
         for line in lines:
-            query = line.message[:MAX_SIMILAR_CHARS]
+            query = without_boilerplate(line.message)[:MAX_SIMILAR_CHARS]
+            if not query:
+                continue  # only the class is known (the message was not pasted)
             for i, sim in self._similar.nearest(query, want + len(taken)):
                 record = self.records[i]
                 if id(record) in taken:
@@ -175,8 +194,7 @@ class Matcher:
                 adjusted = sim * line.weight + CLASS_BONUS.get(relation or "", 0.0)
                 if i in best and best[i][0] >= adjusted:
                     continue
-                reason = f"similar text ({sim:.2f}) to the {line.role} line"
-                reason += f" `{_short(line.first_line)}`"
+                reason = f"similar text ({sim:.2f}) to {_where(line)} `{_short(line.first_line)}`"
                 reason += _class_note(line.exc_class, record, relation)
                 match = Match(
                     record,
@@ -194,16 +212,48 @@ class Matcher:
 def _record_text(message: str) -> str:
     """The normalised message of a record, without a leading ``ExcClass:``."""
     _cls, body = split_class(message)
-    return normalize(body or message)
+    return normalize(without_boilerplate(body or message))
 
 
 def _search_texts(line: ErrorLine) -> list[str]:
-    """What a pattern is tried on: the line as printed, its message alone, its first line."""
+    """What a pattern is tried on: the line as printed, its message alone, its first line.
+
+    A line with backticks is also tried without them: users paste messages from issues with
+    markdown code spans around parts of them (``Can't call `numpy()` on Tensor ...``).
+    """
     texts = [line.text]
     for extra in (line.message, line.first_line):
         if extra and extra not in texts:
             texts.append(extra)
+    if "`" in line.text:
+        texts += [plain for plain in (t.replace("`", "") for t in texts) if plain not in texts]
     return texts
+
+
+_ROLE_PLACES = {
+    "message": "the message",
+    "raised": "the message raised in the last frame",
+}
+
+
+def _where(line: ErrorLine) -> str:
+    """Where an error line came from, in words: ``the final line``, ``the warning line``."""
+    return _ROLE_PLACES.get(line.role, f"the {line.role} line")
+
+
+def _excerpt(text: str, start: int, lead: int = 30) -> str:
+    """The line of ``text`` where a match starts at ``start``, from the match on if it is far in.
+
+    ``RuntimeError: mat1 and mat2 ...`` is quoted whole; in a long line that holds another
+    message first, the quote starts at the match (after ``...``).
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    offset = start - line_start
+    if offset > lead and line[:offset].strip():
+        return "..." + _short(line[offset:], 97)
+    return _short(line)
 
 
 def _class_note(found: str | None, record: Any, relation: str | None) -> str:

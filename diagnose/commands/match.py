@@ -1,8 +1,9 @@
 """Rank error-dataset records for an error message, or a whole traceback/log on stdin.
 
-`diagnose match "RuntimeError: CUDA out of memory ..."`, or `python train.py 2>&1 | diagnose
-match -`. Exit 0 when a record matches, 1 when none does (the nearest are shown as such),
-2 on usage errors.
+`diagnose match "RuntimeError: CUDA out of memory ..."`, `diagnose match train.log` (a single
+argument that is an existing file is read), or `python train.py 2>&1 | diagnose match -`.
+Exit 0 when a record matches, 1 when none does (near misses are shown apart, as not
+matches), 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "message",
         nargs="*",
         metavar="MESSAGE",
-        help="the error message (words are joined); '-' or nothing with piped stdin reads stdin",
+        help=(
+            "the error message (words are joined), or the path of a file that holds it (a log, "
+            "a traceback); '-' or nothing with piped stdin reads stdin"
+        ),
     )
     parser.add_argument("--limit", type=_positive, default=5, help="most matches shown (5)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -41,11 +45,12 @@ def main(args: argparse.Namespace) -> int:
 
     text = _read_message(args.message)
     records = _load(args.dataset, load_records)
-    result = Matcher(records).search(text, limit=args.limit, nearest=3)
+    matcher = Matcher(records)
+    result = matcher.search(text, limit=args.limit, nearest=3)
     if args.format == "json":
         print(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
     else:
-        print(_as_text(result))
+        print(_as_text(result, matcher.cutoff))
     return ExitStatus.CLEAN if result.matched else ExitStatus.DIAGNOSED
 
 
@@ -60,7 +65,9 @@ def _positive(value: str) -> int:
 
 
 def _read_message(words: list[str]) -> str:
-    if words and words != ["-"]:
+    if len(words) == 1 and words[0] != "-" and Path(words[0]).is_file():
+        text = _read_file(Path(words[0]))
+    elif words and words != ["-"]:
         text = " ".join(words)
     elif words == ["-"] or not sys.stdin.isatty():
         text = sys.stdin.read()
@@ -69,6 +76,15 @@ def _read_message(words: list[str]) -> str:
     if not text.strip():
         raise UsageError("the error message is empty")
     return text
+
+
+def _read_file(path: Path) -> str:
+    """A log or traceback file; bytes that are not UTF-8 (a progress bar's) are replaced."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _load(extra: list[str], load_records: Any) -> list[Any]:
@@ -100,22 +116,32 @@ def _as_json(result: Any) -> dict[str, Any]:
     }
 
 
-def _as_text(result: Any) -> str:
+def _as_text(result: Any, cutoff: float) -> str:
     from diagnose.matcher import field_of
 
     out: list[str] = []
     if result.query:
         out.append("Error line" + ("s" if len(result.query) > 1 else "") + ":")
         for line in result.query[:3]:
-            out.append(f"  [{line.role}] {_one_line(line.text)}")
+            shown = _one_line(line.text)
+            if line.exc_class and not line.message:
+                shown += "  (its message is not in the input)"
+            out.append(f"  [{line.role}] {shown}")
         out.append("")
     if not result.matches:
         out.append("No record matches this error.")
         if result.nearest:
             out.append("")
-            out.append("Nearest records (below the match threshold, shown for reference):")
+            out.append(
+                f"Not matches: the closest records score below the {cutoff:.2f} a match needs;\n"
+                "read them as hints only, each may describe a different error."
+            )
             for m in result.nearest:
-                out.append(f"  - {m.slug}  (score {m.score:.2f}: {m.reason})")
+                out.append(f"  - {m.slug}  score {m.score:.2f}, {m.reason}")
+        elif result.query and all(line.exc_class and not line.message for line in result.query):
+            out.append("Its message is needed to match it: paste the line after the traceback too.")
+        else:
+            out.append("No record comes close either: the dataset does not cover this error yet.")
         return "\n".join(out)
     for n, m in enumerate(result.matches, 1):
         out.append(f"{n}. {m.slug}  [{m.record_id}]  score {m.score:.2f}")

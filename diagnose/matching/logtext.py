@@ -1,14 +1,27 @@
 """Find the error lines in what a user pastes: one message, a traceback, or a whole log.
 
-Pasted text is messy: ANSI colours, tqdm bars redrawn with ``\\r``, ``[rank0]:`` prefixes from
-torchrun, chained tracebacks, torch's C++ frames after the message, warnings and log lines
-around it. This module turns it into a short list of :class:`ErrorLine`, most important
-first, so the matcher only runs patterns on the lines that can name the error (which also
-bounds the regex work on a huge log).
+Pasted text is messy: ANSI colours, tqdm bars redrawn with ``\\r`` (or with the next message
+glued to the bar), ``[rank0]:`` prefixes from torchrun, markdown backticks around a message
+copied from an issue, chained tracebacks, IPython tracebacks, torch's C++ frames after the
+message, warnings and C++ log lines (``[E626 ... ProcessGroupNCCL.cpp:616] ...``) around it.
+This module turns it into a short list of :class:`ErrorLine`, most important first, so the
+matcher only runs patterns on the lines that can name the error (which also bounds the regex
+work on a huge log).
+
+What counts as the exception of a traceback: the first line after its frames that looks like
+an exception line (``SomeError: message``, a bare ``KeyboardInterrupt``). Prose pasted after
+the frames ("Thank you in advance.") is not one; when the exception line is missing or cut
+off, the string literal of a ``raise SomeError("...")`` in the last frame stands in for the
+message (role ``raised``). An exception's message continues on the following lines only
+where they plausibly belong to it: indented lines that are not code or frames, and the lines
+of the multi-line messages torch prints (the ``size mismatch for ...`` list of
+``load_state_dict``, the notes after a CUDA error, a printed tensor); a log line, a progress
+bar or a new traceback ends it.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -17,12 +30,14 @@ MAX_LINE_CHARS = 2_000  # a pattern never sees a longer line
 MAX_MESSAGE_LINES = 12  # continuation lines kept after an exception line
 MAX_LOG_LINES = 40  # warning/log lines kept (the last ones)
 
-# Weights order the roles: the final exception names what stopped the run; the exceptions
-# chained before it often are the root cause; loose lines in a log count a little less.
+# Weights order the roles: the final exception names what stopped the run; the message its
+# last frame raised (when the exception line is missing or cut off) and the exceptions chained
+# before it often are the root cause; loose lines in a log count a little less.
 ROLE_WEIGHTS = {
     "final": 1.0,
     "message": 1.0,
     "root cause": 0.99,
+    "raised": 0.99,
     "chained": 0.98,
     "exception": 0.97,
     "warning": 0.96,
@@ -34,7 +49,35 @@ _LINE_PREFIX = re.compile(
     r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s)"
 )
 _BAR = re.compile(r"\d+%\|.*\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\]")
-_TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+# A whole tqdm bar: "Epoch 0:   6%|██   | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6]"
+# or "Epoch 12: : 600it [11:53,  1.19s/it, loss=nan]": the counter, then [elapsed<left, rate...]
+_TQDM_BAR = re.compile(
+    r"(?:\d{1,3}%\|[^|\n]*\|\s*)?\d+(?:\.\d+)?[kMGTPEZY]?(?:it|B)?"
+    r"(?:/\d+(?:\.\d+)?[kMGTPEZY]?(?:it|B)?)?"
+    r" ?\[\d+:\d\d(?::\d\d)?(?:<[^,\[\]\n]*)?,(?=[^\[\]\n]*(?:it/s|s/it|B/s))[^\[\]\n]*\]"
+)
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.\-]*\s*$")
+_TICK_BEFORE_EXCEPTION = re.compile(
+    r"`(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt):)"
+)
+# "...Good luck!/usr/lib/python3/torch/autograd/__init__.py:175: UserWarning: Error detected
+# in ..." -- a warning printed to stderr in the middle of another line: the warning's
+# "<file>.py:<line>: SomeWarning: " and the start of that file's path
+_WARNING_MARK = re.compile(r"\.py:\d+: (?:[A-Z]\w*)?Warning: ")
+_PATH_START = re.compile(r"[A-Za-z]:[/\\]|[/\\]")
+_TB_START = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
+# IPython / Jupyter: "RuntimeError                              Traceback (most recent call last)"
+_IPYTHON_START = re.compile(
+    r"^(?P<cls>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
+)
+# Lines of an IPython traceback before its exception line: frame headers ("<ipython-input-14-
+# 82ec354902a5> in <module>()", "~/lib/torch/tensor.py in backward(self, gradient)", "Cell In[3],
+# line 5", "File ~/x.py:114, in forward(self, input)", "[/path](link) in f()", "7 frames"),
+# numbered source lines ("      6     epoch += 1", "----> 8     train_epoch()"), blank lines
+_IPYTHON_FRAME = re.compile(
+    r"\s|-*>|<ipython-input-|Cell In\[|File |\d+ frames?\s*$"
+    r"|\S.* in (?:<[^>\n]*>|[\w.]+)(?:\(.*\))?\s*$"
+)
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
 _CPP_FRAMES = re.compile(r"^(?:Exception raised from .*|frame #\d+: .*)$")
@@ -47,8 +90,43 @@ _LOOSE_EXC = re.compile(
 )
 _LOG_WORDS = re.compile(
     r"\b(?:error|warning|warn|critical|fatal|overflow|nan|inf|non-?finite|skipp(?:ing|ed)"
-    r"|exception|assert(?:ion)?|abort(?:ing|ed)?)\b",
+    r"|exception|assert(?:ion)?|abort(?:ing|ed)?|timeout|timed out|timing out)\b",
     re.IGNORECASE,
+)
+# The header of a C++ log line (c10 / glog): "[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]",
+# "[E ProcessGroupNCCL.cpp:458]", "E0626 06:24:44.903881 12345 socket.cpp:42]"; E/F: an error
+_CPP_LOG = re.compile(
+    r"^\[?(?P<severity>[IWEF])(?:\d{3,4})?(?:\s+[\d:.]+)*\s+[\w.\-/]+:\d+\]\s*"
+)
+# A frame's source line: "raise RuntimeError("grad can be implicitly created only ...")"
+_RAISE = re.compile(
+    r"""^raise\s+(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(\s*"""
+    r"""(?P<literal>[rRuU]?(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'))"""
+    r"""\s*\)(?:\s+from\s+[\w.]+)?\s*(?:#.*)?$"""
+)
+_CARETS = re.compile(r"^[\s~^]+$")
+# Lines after an exception that still belong to its message, whatever their indentation
+_KNOWN_CONTINUATION = re.compile(
+    r"(?:size mismatch for |Missing key\(s\) in state_dict|Unexpected key\(s\) in state_dict"
+    r"|While copying the parameter named "
+    r"|CUDA kernel errors might be asynchronously reported"
+    r"|For debugging consider passing CUDA_LAUNCH_BLOCKING"
+    r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda\w+' in "
+    r"|tensor\(\[)"
+)
+# Notes torch prints after many different CUDA errors: they name none of them
+_BOILERPLATE = re.compile(
+    r"^[ \t]*(?:CUDA kernel errors might be asynchronously reported|For debugging consider passing"
+    r" CUDA_LAUNCH_BLOCKING|Compile with `TORCH_USE_CUDA_DSA`|Search for `cuda\w+' in ).*(?:\n|$)",
+    re.MULTILINE,
+)
+# An indented line that is source code (a frame's line), not a message
+_CODE_LINE = re.compile(
+    r"(?:return|raise|yield|await|assert|del|import|def|class|lambda)\b"
+    r"|(?:if|elif|else|for|while|with|try|except|finally)\b.*:$"
+    r"|from\s+[\w.]+\s+import\b"
+    r"|[A-Za-z_][\w.]*(?:\[[^\]]*\])?(?:\s*,\s*[A-Za-z_][\w.]*)*\s*(?:[-+*/%@|&^]|//|\*\*)?=(?!=)"
+    r"|[A-Za-z_][\w.]*\("
 )
 
 
@@ -57,7 +135,8 @@ class ErrorLine:
     """One error message found in the input.
 
     ``text`` is the line as printed (possibly several lines for a multi-line message),
-    ``message`` the same without the leading ``ExcClass:``, ``exc_class`` the class as
+    ``message`` the same without the leading ``ExcClass:`` (empty when only the class is
+    known, as in an IPython traceback cut before its last line), ``exc_class`` the class as
     printed (``torch.OutOfMemoryError``) or None, ``role`` where it came from.
     """
 
@@ -76,7 +155,7 @@ class ErrorLine:
 
 
 def clean_lines(text: str) -> list[str]:
-    """Strip colours, progress-bar redraws and per-rank prefixes; return the visible lines."""
+    """Strip colours, progress bars, markdown and per-rank prefixes; return the visible lines."""
     if len(text) > MAX_INPUT_CHARS:
         text = text[-MAX_INPUT_CHARS:]
     text = _ANSI.sub("", text).replace("\r\n", "\n")
@@ -90,14 +169,85 @@ def clean_lines(text: str) -> list[str]:
         else:
             raw_parts = [raw]
         for part in raw_parts:
-            lines.append(_LINE_PREFIX.sub("", part.rstrip()))
+            line = _LINE_PREFIX.sub("", part.rstrip())
+            # each helper's own cheap test first: most lines of a big log need none of them
+            if "[" in line and ("it/s" in line or "s/it" in line or "B/s" in line):
+                line = _after_progress_bar(line)
+            if "`" in line or "~~~" in line:
+                line = _unwrap_markdown(line)
+            if "Warning: " in line:
+                lines += _split_glued_warning(line)
+            else:
+                lines.append(line)
     return lines
+
+
+def _after_progress_bar(line: str) -> str:
+    """The text printed right after a tqdm bar on the same line, else the line unchanged.
+
+    tqdm leaves its bar without a newline, so the next message lands after it:
+    ``Epoch 0: 6%|██ | 32040/500150 [6:28:43<94:39:17, 1.37it/s, loss=2.6][E ...] Watchdog...``.
+    A bar with nothing after it is kept (its postfix may say ``loss=nan``).
+    """
+    if "[" not in line or not ("it/s" in line or "s/it" in line or "B/s" in line):
+        return line
+    ends = [bar.end() for bar in _TQDM_BAR.finditer(line, 0, MAX_LINE_CHARS)]  # bars come first
+    if not ends:
+        return line
+    rest = line[ends[-1]:].strip()
+    return rest if rest else line
+
+
+def _split_glued_warning(line: str) -> list[str]:
+    """An exception line with a warning glued to its end -> the two lines.
+
+    Two streams written to one terminal: ``...Good luck!/usr/lib/python3/torch/autograd/
+    __init__.py:175: UserWarning: Error detected in BmmBackward0. ...``.
+    """
+    mark = _WARNING_MARK.search(line) if "Warning: " in line else None
+    if mark is None:
+        return [line]
+    token = max(line.rfind(" ", 0, mark.start()), line.rfind("\t", 0, mark.start())) + 1
+    path = _PATH_START.search(line, token, mark.start())
+    if path is None or not line[: path.start()].strip():
+        return [line]
+    if _LOOSE_EXC.search(line, 0, path.start()) is None:
+        return [line]
+    return [line[: path.start()], line[path.start():]]
+
+
+def _unwrap_markdown(line: str) -> str:
+    """Drop the markdown a message was pasted in: code fences, a backtick before or after it.
+
+    A backtick at the start of a line that has no partner on it (the line opens a code span
+    over several lines), or one right before an exception class, is markdown; so is an
+    unpaired one at the end. Paired backticks inside a message are left alone (torch prints
+    some: ``when calling `cublasSgemm(...)```).
+    """
+    if "`" not in line and "~~~" not in line:
+        return line
+    if _FENCE.match(line):
+        return ""
+    body = line.lstrip()
+    indent = line[: len(line) - len(body)]
+    if body.startswith("```"):
+        body = body[3:]
+    if body.endswith("```"):
+        body = body[:-3]
+    ticks = body.count("`")
+    if body.startswith("`") and (ticks % 2 == 1 or _TICK_BEFORE_EXCEPTION.match(body)):
+        body = body[1:]
+        ticks -= 1
+    if body.endswith("`") and ticks % 2 == 1:
+        body = body[:-1]
+    return indent + body.rstrip()
 
 
 def extract_error_lines(text: str) -> list[ErrorLine]:
     """Return the error lines of ``text``, most important first (see :data:`ROLE_WEIGHTS`)."""
     lines = clean_lines(text)
-    tracebacks: list[tuple[ErrorLine, str | None]] = []  # (exception, link to the previous)
+    # (exception line or None, link to the previous traceback, message raised in the last frame)
+    tracebacks: list[tuple[ErrorLine | None, str | None, ErrorLine | None]] = []
     loose: list[ErrorLine] = []
     logs: list[ErrorLine] = []
     pending_link: str | None = None
@@ -105,36 +255,59 @@ def extract_error_lines(text: str) -> list[ErrorLine]:
     while i < n:
         line = lines[i]
         stripped = line.strip()
+        if not stripped:
+            i += 1
+            continue
         if _TB_START.match(line):
-            exc, i = _read_traceback(lines, i + 1)
-            if exc is not None:
-                tracebacks.append((exc, pending_link))
+            exc, raised, i = _read_traceback(lines, i + 1)
+            if exc is not None or raised is not None:
+                tracebacks.append((exc, pending_link, raised))
+            pending_link = None
+            continue
+        ipython = _IPYTHON_START.match(line)
+        if ipython is not None:
+            exc, i = _read_ipython_traceback(lines, i + 1, ipython.group("cls"))
+            tracebacks.append((exc, pending_link, None))
             pending_link = None
             continue
         if stripped.startswith(_CHAIN_CAUSE):
             pending_link = "cause"
         elif stripped.startswith(_CHAIN_CONTEXT):
             pending_link = "context"
-        elif stripped and not _CPP_FRAMES.match(stripped):
+        elif not _CPP_FRAMES.match(stripped):
             found = _loose_line(stripped)
+            if found is not None and found.role != "log":
+                more, i = _continuation(lines, i + 1)
+                loose.append(_extended(found, more))
+                continue
             if found is not None:
-                (loose if found.role != "log" else logs).append(found)
+                logs.append(found)
         i += 1
     result = _order_tracebacks(tracebacks)
     exceptions = [e for e in loose if e.role == "exception"]
-    if not tracebacks and exceptions:  # a bare "ExcClass: message" is the final error
-        last = exceptions[-1]
+    if not any(exc is not None for exc, _link, _raised in tracebacks) and exceptions:
+        last = exceptions[-1]  # a bare "ExcClass: message" is the final error
         loose = [
             ErrorLine(e.text, e.message, e.exc_class, "final") if e is last else e for e in loose
         ]
     result += loose[-MAX_LOG_LINES:]
     result += logs[-MAX_LOG_LINES:]
     result = _dedupe(result)
+    visible = [line for line in lines if line.strip()]
+    if len(visible) == 1 and len(result) == 1 and result[0].role == "log":
+        result = [ErrorLine(result[0].text, result[0].message, None, "message")]  # one message
     if not result:
-        whole = "\n".join(line for line in lines if line.strip())[: MAX_LINE_CHARS * 2].strip()
+        whole = "\n".join(visible)[: MAX_LINE_CHARS * 2].strip()
         if whole:
             result = [ErrorLine(whole, whole, None, "message")]
     return result
+
+
+def without_boilerplate(message: str) -> str:
+    """``message`` without the notes torch appends to every CUDA error (for comparing texts)."""
+    if "CUDA" not in message and "cuda" not in message:
+        return message
+    return _BOILERPLATE.sub("", message).strip()
 
 
 def split_class(line: str) -> tuple[str | None, str]:
@@ -145,44 +318,125 @@ def split_class(line: str) -> tuple[str | None, str]:
     return m.group("cls"), (m.group("msg") or "").strip()
 
 
-def _read_traceback(lines: list[str], i: int) -> tuple[ErrorLine | None, int]:
-    """Read frames up to the exception line and its message; return it and the next index."""
+def _read_traceback(
+    lines: list[str], i: int
+) -> tuple[ErrorLine | None, ErrorLine | None, int]:
+    """Read frames up to the exception line and its message.
+
+    Returns the exception (None when the line after the frames is not an exception line),
+    the message a ``raise`` in the last frame spells out (or None), and the next index.
+    """
     n = len(lines)
+    code: str | None = None  # the last frame's source line
     while i < n:
         line = lines[i]
         if not line.strip():
             i += 1
             continue
         if line[0].isspace() or line.startswith(("File ", "^", "~")):
+            body = line.strip()
+            if body.startswith("File "):
+                code = None
+            elif not _CARETS.match(body):
+                code = body
             i += 1
             continue
         break
+    raised = _raised_message(code)
     if i >= n:
-        return None, i
+        return None, raised, i
     head = lines[i][:MAX_LINE_CHARS]
     m = _TB_EXC.match(head)
-    cls = (
-        m.group("cls")
-        if m and (m.group("msg") is not None or "." in head or head[:1].isupper())
-        else None
-    )
-    message_lines = [m.group("msg") or "" if m and cls else head]
-    i += 1
-    while i < n and len(message_lines) <= MAX_MESSAGE_LINES:
+    if m is None or not (m.group("msg") is not None or "." in head or head[:1].isupper()):
+        return None, raised, i  # prose, or a paste cut before the exception line
+    exc, i = _exception_at(lines, i, m)
+    return exc, raised, i
+
+
+def _read_ipython_traceback(lines: list[str], i: int, cls: str) -> tuple[ErrorLine, int]:
+    """Read an IPython traceback whose header named ``cls``; its last line is ``cls: message``.
+
+    IPython frames are unindented and separated by blank lines, so the traceback ends at the
+    first line that is not part of a frame: the exception line when it starts with the
+    header's class. When the input stops before it (or something else follows the frames),
+    only the class is known: the error line then has an empty message.
+    """
+    short = cls.rsplit(".", 1)[-1]
+    n = len(lines)
+    while i < n:
         line = lines[i]
-        stripped = line.strip()
-        if (
-            not stripped
-            or _TB_START.match(line)
-            or stripped.startswith((_CHAIN_CAUSE, _CHAIN_CONTEXT))
-            or _CPP_FRAMES.match(stripped)
-        ):
-            break
-        message_lines.append(line[:MAX_LINE_CHARS])
+        if line[:1].isalpha() or line[:1] == "_":
+            m = _TB_EXC.match(line[:MAX_LINE_CHARS])
+            if m is not None and m.group("cls").rsplit(".", 1)[-1] == short:
+                return _exception_at(lines, i, m)
+        if line and not _IPYTHON_FRAME.match(line):
+            break  # not a frame: the traceback was cut before its last line
         i += 1
-    message = "\n".join(message_lines).strip()
+    return ErrorLine(cls, "", cls, "final"), i
+
+
+def _exception_at(lines: list[str], i: int, m: re.Match[str]) -> tuple[ErrorLine, int]:
+    """The exception line at ``i`` (matched by ``_TB_EXC``) with its message's continuation."""
+    head = lines[i][:MAX_LINE_CHARS]
+    cls = m.group("cls") if (m.group("msg") is not None or "." in head or head[:1].isupper()) else None
+    first = (m.group("msg") or "") if cls else head
+    more, i = _continuation(lines, i + 1)
+    message = "\n".join([first, *more]).strip()
     text = f"{cls}: {message}" if cls and message else (cls or message)
     return ErrorLine(text, message, cls, "final"), i
+
+
+def _raised_message(code: str | None) -> ErrorLine | None:
+    """``raise SomeError("literal")`` -> the error line it raises (None for anything else)."""
+    if not code or not code.startswith("raise"):
+        return None
+    m = _RAISE.match(code)
+    if m is None:
+        return None
+    try:
+        message = ast.literal_eval(m.group("literal"))
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(message, str) or not message.strip():
+        return None
+    message = message.strip()
+    cls = m.group("cls")
+    return ErrorLine(f"{cls}: {message}", message, cls, "raised")
+
+
+def _continuation(lines: list[str], i: int) -> tuple[list[str], int]:
+    """The lines from ``i`` on that continue an exception's message, and the next index."""
+    more: list[str] = []
+    n = len(lines)
+    while i < n and len(more) < MAX_MESSAGE_LINES and _continues(lines[i]):
+        more.append(lines[i][:MAX_LINE_CHARS])
+        i += 1
+    return more, i
+
+
+def _continues(line: str) -> bool:
+    """Whether ``line``, right after an exception's message, still belongs to that message."""
+    stripped = line.strip()
+    if not stripped:
+        return False
+    if _KNOWN_CONTINUATION.match(stripped):
+        return True
+    if not line[0].isspace():  # an unindented line is a new thing: a log line, a bar, prose
+        return False
+    return not (
+        stripped.startswith(("File ", _CHAIN_CAUSE, _CHAIN_CONTEXT))
+        or _TB_START.match(stripped)
+        or _CARETS.match(stripped)
+        or _CODE_LINE.match(stripped)
+        or _LOOSE_EXC.match(stripped)
+    )
+
+
+def _extended(line: ErrorLine, more: list[str]) -> ErrorLine:
+    if not more:
+        return line
+    tail = "\n" + "\n".join(more)
+    return ErrorLine(line.text + tail, (line.message + tail).strip(), line.exc_class, line.role)
 
 
 def _loose_line(line: str) -> ErrorLine | None:
@@ -192,22 +446,32 @@ def _loose_line(line: str) -> ErrorLine | None:
         cls = m.group("cls")
         role = "warning" if cls.endswith("Warning") else "exception"
         return ErrorLine(line, m.group("msg").strip(), cls, role)
+    header = _CPP_LOG.match(line) if line[:1] in "[EF" else None
+    if header is not None and header.group("severity") in "EF":
+        return ErrorLine(line, line[header.end():].strip() or line, None, "log")
     if _LOG_WORDS.search(line):
         return ErrorLine(line, line, None, "log")
     return None
 
 
-def _order_tracebacks(tracebacks: list[tuple[ErrorLine, str | None]]) -> list[ErrorLine]:
-    """The last traceback's exception first, then the exceptions chained before it."""
+def _order_tracebacks(
+    tracebacks: list[tuple[ErrorLine | None, str | None, ErrorLine | None]],
+) -> list[ErrorLine]:
+    """The last traceback's exception first, then the exceptions chained before it.
+
+    The message a ``raise`` in the final traceback's last frame spells out comes right after
+    the final exception when it says more (the exception line is missing or cut off).
+    """
     if not tracebacks:
         return []
     ordered: list[ErrorLine] = []
-    last_chain_start = len(tracebacks) - 1
+    last = len(tracebacks) - 1
+    last_chain_start = last
     while last_chain_start > 0 and tracebacks[last_chain_start][1] is not None:
         last_chain_start -= 1
-    for idx in range(len(tracebacks) - 1, -1, -1):
-        exc = tracebacks[idx][0]
-        if idx == len(tracebacks) - 1:
+    for idx in range(last, -1, -1):
+        exc, _link, raised = tracebacks[idx]
+        if idx == last:
             role = "final"
         elif idx == last_chain_start:
             role = "root cause"
@@ -215,11 +479,15 @@ def _order_tracebacks(tracebacks: list[tuple[ErrorLine, str | None]]) -> list[Er
             role = "chained"
         else:
             role = "exception"
-        ordered.append(ErrorLine(exc.text, exc.message, exc.exc_class, role))
-    # the root cause of the final chain comes right after the final exception
+        if exc is not None:
+            ordered.append(ErrorLine(exc.text, exc.message, exc.exc_class, role))
+        if idx == last and raised is not None and (exc is None or exc.message != raised.message):
+            ordered.append(raised)
+    # the root cause of the final chain comes right after the final exception and its raise
+    head = [e for e in ordered if e.role in ("final", "raised")]
     root = [e for e in ordered if e.role == "root cause"]
-    rest = [e for e in ordered if e.role != "root cause"]
-    return rest[:1] + root + rest[1:]
+    rest = [e for e in ordered if e.role not in ("final", "raised", "root cause")]
+    return head + root + rest
 
 
 def _dedupe(lines: list[ErrorLine]) -> list[ErrorLine]:
@@ -227,7 +495,7 @@ def _dedupe(lines: list[ErrorLine]) -> list[ErrorLine]:
     seen: set[str] = set()
     out: list[ErrorLine] = []
     for line in sorted(lines, key=lambda e: -e.weight):
-        key = line.message.strip()
+        key = line.message.strip() or line.text
         if key in seen:
             continue
         seen.add(key)

@@ -149,6 +149,10 @@ _PARENTS = {
     "ZeroDivisionError": "ArithmeticError",
     "FloatingPointError": "ArithmeticError",
     "OverflowError": "ArithmeticError",
+    "UserWarning": "Warning",  # c10's "[W file.cpp:104] Warning: ..." is Python's UserWarning
+    "RuntimeWarning": "Warning",
+    "DeprecationWarning": "Warning",
+    "FutureWarning": "Warning",
 }
 
 

@@ -70,8 +70,11 @@ def _union(*members: Any) -> Any:
 
 def _integer(**bounds: int) -> Any:
     """An integer within ``bounds``; JSON Schema also counts an integral float (282.0) as an
-    integer, which becomes the int 282 (a Python call only for floats, never for bools)."""
-    integral = Annotated[float, Field(multiple_of=1, **bounds), AfterValidator(int)]
+    integer, which becomes the int 282 (a Python call only for floats, never for bools);
+    an infinite or NaN float is rejected like any other non-integer."""
+    integral = Annotated[
+        float, Field(multiple_of=1, allow_inf_nan=False, **bounds), AfterValidator(int)
+    ]
     return _union(Annotated[int, Field(**bounds)], integral)
 
 

@@ -5,6 +5,7 @@ Documented in ``dataset/schema.json`` (its description and ``$comment``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from diagnose.records.patterns import pattern_error
@@ -30,6 +31,8 @@ def line_order_error(
 def _int_or_none(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # not a line number: the schema reports it
     return int(value)
 
 

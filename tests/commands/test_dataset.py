@@ -59,3 +59,13 @@ def test_skipped_files_are_noted_on_stderr(tmp_path):
     out = run_cli("dataset", "validate", str(tmp_path))
     assert out.returncode == 0
     assert f"note: skipped {tmp_path / 'schema.json'}: a JSON Schema, not error records" in out.stderr
+
+
+def test_an_infinite_line_number_is_a_problem_not_a_crash(tmp_path):
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(record(1, lineNumber=float("inf"))), encoding="utf-8")
+    assert '"lineNumber": Infinity' in path.read_text(encoding="utf-8")
+    out = run_cli("dataset", "validate", str(path))
+    assert out.returncode == 1, out.stderr
+    assert "internal error" not in out.stderr
+    assert out.stdout.splitlines()[0].startswith(f"{path} $.lineNumber: expected integer or null")

@@ -21,6 +21,28 @@ def test_piped_traceback_matches_and_prints_solutions():
     assert "Solutions:" in out.stdout and "Example fix:" in out.stdout
 
 
+def test_a_single_argument_naming_a_file_reads_the_file(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_bytes(GRADSCALER.encode() + b"\xff progress bar bytes that are not UTF-8\n")
+    out = run_cli("match", str(log))
+    assert out.returncode == 0, out.stderr
+    assert "1. gradscaler-attempting-to-unscale-fp16-gradients" in out.stdout
+    assert str(log) not in out.stdout
+
+
+def test_words_that_are_not_a_file_are_the_message_and_dash_still_reads_stdin(tmp_path):
+    missing = run_cli("match", "--format", "json", str(tmp_path / "no-such.log"))
+    lines = json.loads(missing.stdout)["query"]["error_lines"]
+    assert lines[0]["text"] == str(tmp_path / "no-such.log")
+    piped = run_cli("match", "-", stdin=GRADSCALER)
+    assert piped.returncode == 0 and "gradscaler-attempting" in piped.stdout
+
+
+def test_help_says_a_file_can_be_given():
+    out = run_cli("match", "--help")
+    assert "the path of a file that holds it" in " ".join(out.stdout.split())
+
+
 def test_json_shape():
     out = run_cli("match", "--format", "json", "--limit", "2", stdin=GRADSCALER)
     assert out.returncode == 0, out.stderr
@@ -39,6 +61,30 @@ def test_no_match_exits_1_and_shows_nearest_as_such():
     assert "No record matches this error." in out.stdout
     data = json.loads(run_cli("match", "--format", "json", "zebra giraffe quokka").stdout)
     assert data["matches"] == [] and all(n["score"] < 0.72 for n in data["nearest"])
+
+
+def test_near_misses_are_shown_as_not_matches_and_unrelated_records_not_at_all():
+    out = run_cli("match", "RuntimeError: the shapes of mat1 and mat2 do not fit")
+    assert out.returncode == 1
+    assert "No record matches this error." in out.stdout
+    assert "Not matches: the closest records score below the 0.72 a match needs" in out.stdout
+    assert "  - mat1-and-mat2-shapes-cannot-be-multiplied  score 0." in out.stdout
+    far = run_cli("match", "zebra giraffe quokka")
+    assert "Not matches" not in far.stdout
+    assert "No record comes close either" in far.stdout
+
+
+def test_a_traceback_without_its_message_asks_for_the_message():
+    ipython = (
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "<ipython-input-14-82ec354902a5> in <module>()\n"
+        "----> 8     train_epoch()\n"
+    )
+    out = run_cli("match", "-", stdin=ipython)
+    assert out.returncode == 1
+    assert "[final] RuntimeError  (its message is not in the input)" in out.stdout
+    assert "Traceback (most recent call last)" not in out.stdout
+    assert "paste the line after the traceback" in out.stdout
 
 
 def test_usage_errors_exit_2_with_one_line():

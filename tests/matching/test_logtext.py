@@ -74,3 +74,278 @@ def test_warning_and_log_lines_in_a_log_are_found():
 def test_a_plain_message_is_its_own_query():
     (line,) = extract_error_lines("  CUDA out of memory  \n")
     assert (line.text, line.role, line.exc_class) == ("CUDA out of memory", "message", None)
+
+
+# -- which line is the exception of a traceback ------------------------------------------------
+
+FRAMES_THEN_RAISE = """\
+Traceback (most recent call last):
+  File "/media/disk8T/zmx/sparseneus/exp_runner_finetune.py", line 320, in train
+    loss.backward()
+  File "/home/u/anaconda3/envs/spneus/lib/python3.10/site-packages/torch/autograd/__init__.py", line 85, in _make_grads
+    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+"""
+
+
+def test_prose_after_the_frames_is_not_the_exception_and_the_raised_message_stands_in():
+    lines = extract_error_lines(FRAMES_THEN_RAISE + "Thank you in advance.\n")
+    assert [(e.role, e.exc_class, e.message) for e in lines] == [
+        ("raised", "RuntimeError", "grad can be implicitly created only for scalar outputs")
+    ]
+
+
+def test_a_cut_off_exception_line_is_final_and_the_raised_message_comes_next():
+    lines = extract_error_lines(FRAMES_THEN_RAISE + "RuntimeError: grad can be implicit\n")
+    assert [(e.role, e.message) for e in lines] == [
+        ("final", "grad can be implicit"),
+        ("raised", "grad can be implicitly created only for scalar outputs"),
+    ]
+
+
+def test_the_raised_message_is_not_repeated_when_the_exception_line_says_it():
+    text = FRAMES_THEN_RAISE + "RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    assert [e.role for e in extract_error_lines(text)] == ["final"]
+
+
+def test_only_a_plain_string_literal_in_the_last_frame_counts_as_raised():
+    text = """\
+Traceback (most recent call last):
+  File "C:\\\\envs\\\\lib\\\\site-packages\\\\torch\\\\nn\\\\modules\\\\module.py", line 1223, in load_state_dict
+    raise RuntimeError('Error(s) in loading state_dict for {}:\\n\\t{}'.format(
+"""
+    assert all(e.role != "raised" for e in extract_error_lines(text))
+    earlier_frame = FRAMES_THEN_RAISE + '  File "train.py", line 9, in <module>\n    main()\n'
+    assert all(e.role != "raised" for e in extract_error_lines(earlier_frame))
+
+
+IPYTHON_CUT = """\
+RuntimeError                              Traceback (most recent call last)
+<ipython-input-14-82ec354902a5> in <module>()
+      6     epoch += 1
+----> 8     train_epoch()
+
+~/anaconda2/envs/tbd-env/lib/python3.6/site-packages/torch/tensor.py in backward(self, gradient, retain_graph, create_graph)
+     91                 products. Defaults to ``False``.
+---> 93         torch.autograd.backward(self, gradient, retain_graph, create_graph)
+"""
+
+
+def test_ipython_header_is_not_the_message_when_the_message_is_missing():
+    (line,) = extract_error_lines(IPYTHON_CUT)
+    assert (line.role, line.exc_class, line.text, line.message) == (
+        "final", "RuntimeError", "RuntimeError", ""
+    )
+
+
+def test_ipython_traceback_ends_at_the_line_naming_its_class():
+    text = IPYTHON_CUT + "\nRuntimeError: expected scalar type Float but found Double\n"
+    (line,) = extract_error_lines(text)
+    assert (line.role, line.message) == ("final", "expected scalar type Float but found Double")
+
+
+def test_original_traceback_of_a_dataloader_worker_holds_the_final_error():
+    text = """\
+RuntimeError: Caught RuntimeError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "C:\\\\envs\\\\endo\\\\lib\\\\site-packages\\\\torch\\\\utils\\\\data\\\\_utils\\\\worker.py", line 302, in _worker_loop
+    data = fetcher.fetch(index)
+RuntimeError: stack expects each tensor to be equal size, but got [24, 32, 64] at entry 0 and [24, 64, 32] at entry 1
+"""
+    lines = extract_error_lines(text)
+    assert lines[0].role == "final" and lines[0].message.startswith("stack expects")
+    assert lines[1].message == "Caught RuntimeError in DataLoader worker process 0."
+
+
+# -- where a message ends -----------------------------------------------------------------------
+
+SIZE_MISMATCH_LINES = (
+    "        size mismatch for head.cls_preds.0.weight: copying a param with shape"
+    " torch.Size([80, 96, 1, 1]) from checkpoint, the shape in current model is"
+    " torch.Size([6, 96, 1, 1]).\n"
+    "        size mismatch for head.cls_preds.0.bias: copying a param with shape"
+    " torch.Size([80]) from checkpoint, the shape in current model is torch.Size([6]).\n"
+)
+
+
+def test_indented_lines_continue_a_message_that_has_no_traceback_header():
+    (line,) = extract_error_lines(
+        "RuntimeError: Error(s) in loading state_dict for YOLOX:\n" + SIZE_MISMATCH_LINES
+    )
+    assert line.role == "final" and line.text.count("size mismatch for") == 2
+
+
+def test_tab_indented_list_continues_a_message_pasted_with_a_leading_quote():
+    text = (
+        'RuntimeError: "Error(s) in loading state_dict for CascadedNet:\n'
+        + SIZE_MISMATCH_LINES.replace("        ", "\t")
+    )
+    (line,) = extract_error_lines(text)
+    assert line.exc_class == "RuntimeError" and "\tsize mismatch for head" in line.text
+
+
+def test_a_log_line_or_progress_bar_after_the_exception_is_not_part_of_its_message():
+    text = """\
+Traceback (most recent call last):
+  File "train.py", line 171, in <module>
+    loss = criterion(pred.view(-1, pred.size(2)), question.view(-1))
+ValueError: Expected input batch_size (1216) to match target batch_size (1280)
+Epoch 12: : 600it [11:53,  1.19s/it, loss=nan, v_num=0, val_loss=0.054]NaN or Inf found in input tensor.
+Monitored metric val_rec_loss = nan is not finite. Previous best value was 0.045. Signaling Trainer to stop.
+"""
+    lines = extract_error_lines(text)
+    assert lines[0].text == (
+        "ValueError: Expected input batch_size (1216) to match target batch_size (1280)"
+    )
+    assert {e.role for e in lines[1:]} == {"log"}
+
+
+def test_cuda_notes_continue_the_message_but_a_frame_line_does_not():
+    text = (
+        "RuntimeError: CUDA error: device-side assert triggered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+        "ValueError: Expected input batch_size (79) to match target batch_size (47).\n"
+        "    return torch._C._nn.cross_entropy_loss(input, target, weight)\n"
+    )
+    first, second = sorted(extract_error_lines(text), key=lambda e: e.exc_class)
+    assert first.text.count("\n") == 2 and "CUDA_LAUNCH_BLOCKING" in first.text
+    assert "\n" not in second.text
+
+
+def test_a_new_traceback_ends_the_message_before_it():
+    text = (
+        "RuntimeError: first\n"
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\n'
+        "ValueError: second\n"
+    )
+    assert {e.text for e in extract_error_lines(text)} == {"RuntimeError: first", "ValueError: second"}
+
+
+# -- logs, bars and markdown ----------------------------------------------------------------------
+
+WATCHDOG = (
+    "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, "
+    "NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n"
+    "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) "
+    "Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last "
+    "enqueued NCCL work: 811, last completed NCCL work: 807.\n"
+)
+
+
+def test_an_error_line_of_a_cpp_log_is_kept_beside_the_lines_after_it():
+    texts = [e.text for e in extract_error_lines(WATCHDOG)]
+    assert any("Watchdog caught collective operation timeout" in t for t in texts)
+    assert any("detected by watchdog" in t for t in texts)
+
+
+def test_the_text_after_a_tqdm_bar_on_the_same_line_is_what_the_line_says():
+    text = (
+        "Epoch 0:   6%|██        | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6, "
+        "v_num=95nc][E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=96120, OpType=ALLREDUCE, Timeout(ms)=1800000) "
+        "ran for 25624887 milliseconds before timing out.\n"
+        "Steps:   0%|          | 0/800 [00:00<?, ?it/s]Traceback (most recent call last):\n"
+        '  File "train_dreambooth.py", line 812, in <module>\n'
+        "ValueError: Attempting to unscale FP16 gradients.\n"
+    )
+    cleaned = clean_lines(text)
+    assert cleaned[0].startswith("[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught")
+    assert cleaned[1] == "Traceback (most recent call last):"
+    assert extract_error_lines(text)[0].role == "final"
+
+
+def test_markdown_backticks_around_a_message_do_not_hide_its_class():
+    text = (
+        "`RuntimeError: Expected all tensors to be on the same device, but found at least two "
+        "devices, cpu and cuda:0! (when checking argument for argument index in method "
+        "wrapper__index_select)`"
+    )
+    (line,) = extract_error_lines(text)
+    assert line.exc_class == "RuntimeError" and line.role == "final"
+    assert not line.text.endswith("`")
+    spanning = '`python3.8/site-packages/torch/autograd/__init__.py", line 130, in backward\n' \
+               "RuntimeError: Function 'DivBackward0' returned nan values in its 1th output.`\n"
+    assert clean_lines(spanning)[1].endswith("1th output.")
+
+
+def test_backticks_that_torch_prints_inside_a_message_are_kept():
+    line = (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling "
+        "`cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"
+    )
+    assert clean_lines(line) == [line]
+    assert clean_lines("```python\n" + line + "\n```") == ["", line, ""]
+
+
+def test_a_warning_glued_to_the_end_of_an_exception_line_is_a_line_of_its_own():
+    text = (
+        "RuntimeError: one of the variables needed for gradient computation has been modified "
+        "by an inplace operation: [torch.FloatTensor [1, 2, 2]], which is output 0 of "
+        "AsStridedBackward0, is at version 1; expected version 0 instead. Good luck!"
+        "/usr/local/lib/python3.7/dist-packages/torch/autograd/__init__.py:175: UserWarning: "
+        "Error detected in BmmBackward0. Traceback of forward call that caused the error:\n"
+    )
+    lines = extract_error_lines(text)
+    assert [(e.role, e.exc_class) for e in lines] == [
+        ("final", "RuntimeError"), ("warning", "UserWarning")
+    ]
+    assert lines[0].text.endswith("Good luck!")
+
+
+def test_a_one_line_message_with_log_words_is_the_message():
+    (line,) = extract_error_lines("cuda runtime error (59): device-side assert triggered\n")
+    assert line.role == "message"
+
+
+def test_colab_and_ipython_8_frames_are_read_up_to_the_exception_line():
+    colab = """\
+RuntimeError                              Traceback (most recent call last)
+[<ipython-input-81-5551546cf2e9>](https://localhost:8080/#) in <cell line: 7>()
+----> 7 inputs, targets = next(data_iter)
+
+7 frames
+[/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/collate.py](https://localhost:8080/#) in collate_tensor_fn(batch, collate_fn_map)
+--> 214     return torch.stack(batch, 0, out=out)
+
+RuntimeError: stack expects each tensor to be equal size, but got [5] at entry 0 and [1] at entry 1
+"""
+    ipython8 = """\
+RuntimeError                              Traceback (most recent call last)
+Cell In[3], line 5
+      3 x = torch.randn(2, 3)
+----> 5 model(x)
+File ~/miniconda3/lib/python3.10/site-packages/torch/nn/modules/linear.py:114, in Linear.forward(self, input)
+    113 def forward(self, input: Tensor) -> Tensor:
+--> 114     return F.linear(input, self.weight, self.bias)
+
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)
+"""
+    assert [e.role for e in extract_error_lines(colab)] == ["final"]
+    assert extract_error_lines(colab)[0].message.startswith("stack expects each tensor")
+    (line,) = extract_error_lines(ipython8)
+    assert line.message == "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+
+
+def test_a_cut_ipython_traceback_does_not_take_a_later_unrelated_line():
+    text = IPYTHON_CUT + "Epoch 3 finished\nRuntimeError: something later\n"
+    lines = extract_error_lines(text)
+    assert ("RuntimeError", "") in [(e.text, e.message) for e in lines]
+    assert all(e.message != "something later" or e.role != "final" for e in lines)
+
+
+def test_very_long_lines_are_read_in_bounded_time():
+    import time
+
+    hostile = [
+        "it/s [ " + "1111111 " * 100_000,
+        "RuntimeError: x a" + "/a" * 200_000 + ".py:1: UserWarning: y",
+        "`" + "Error." * 100_000,
+        "RuntimeError: x\n  " + "a, " * 200_000,
+    ]
+    start = time.perf_counter()
+    for text in hostile:
+        extract_error_lines(text)
+    assert time.perf_counter() - start < 2.0

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from diagnose.matcher import Matcher
+from diagnose.matcher import NEAREST_FLOOR, Matcher
 
 
 @dataclass
@@ -67,14 +67,56 @@ def test_error_class_breaks_ties_between_equally_similar_records():
     assert [x.record.id for x in m.matches] == ["b", "a"]
 
 
-def test_no_match_is_an_honest_answer_with_the_nearest_apart():
+def test_no_match_is_an_honest_answer_with_the_near_misses_apart():
     matcher = Matcher(RECORDS)
-    query = "KeyError: 'input_ids' not found in batch dictionary"
+    query = "RuntimeError: tensors are on different devices, cuda:0 and cpu"
     assert matcher.match(query) == []
     result = matcher.search(query, nearest=2)
     assert not result.matched and result.matches == []
-    assert 1 <= len(result.nearest) <= 2
-    assert all(n.score < matcher.threshold * 0.9 for n in result.nearest)
+    assert [n.record for n in result.nearest] == [DEVICES]
+    assert all(NEAREST_FLOOR <= n.score < matcher.cutoff for n in result.nearest)
+
+
+def test_records_far_below_the_threshold_are_not_offered_as_near_misses():
+    result = Matcher(RECORDS).search("KeyError: 'input_ids' not found in batch dictionary")
+    assert result.matches == [] and result.nearest == []
+
+
+def test_reason_quotes_the_line_where_the_pattern_matched():
+    text = """\
+RuntimeError: Error(s) in loading state_dict for Net:
+\tmissing stuff first
+\tmat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)
+"""
+    (m,) = Matcher(RECORDS).match(text)
+    assert m.reason.startswith(
+        "pattern matched the final line `mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)`"
+    )
+
+
+def test_reason_quotes_from_the_match_on_when_it_starts_far_into_a_long_line():
+    text = ("RuntimeError: something else went wrong in step 3 of 7 while " * 2
+            + "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+    (m,) = Matcher(RECORDS).match(text)
+    assert "`...mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)`" in m.reason
+
+
+def test_reason_names_a_message_read_from_the_raise_in_the_last_frame():
+    text = """\
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.11/site-packages/torch/nn/functional.py", line 9, in linear
+    raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+Thank you in advance.
+"""
+    (m,) = Matcher(RECORDS).match(text)
+    assert m.kind == "pattern" and m.role == "raised"
+    assert m.reason.startswith("pattern matched the message raised in the last frame `Runtime")
+
+
+def test_markdown_backticks_inside_a_pasted_message_do_not_stop_a_pattern():
+    text = "RuntimeError: `mat1 and mat2` shapes cannot be multiplied (2x3 and 4x5)"
+    (m,) = Matcher(RECORDS).match(text)
+    assert m.record is MATMUL and m.kind == "pattern"
 
 
 def test_a_pattern_that_does_not_compile_is_skipped_and_reported():

@@ -36,3 +36,8 @@ def test_class_relation():
     assert class_relation("torch.OutOfMemoryError", "RuntimeError") == "related"
     assert class_relation("ValueError", "RuntimeError") is None
     assert class_relation(None, "RuntimeError") is None
+
+
+def test_a_cpp_warning_and_the_python_warning_class_are_related():
+    assert class_relation("Warning", "UserWarning") == "related"
+    assert class_relation("FutureWarning", "Warning") == "related"

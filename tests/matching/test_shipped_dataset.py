@@ -88,3 +88,165 @@ def test_chained_exception_finds_the_root_cause_record(matcher):
     first = result.matches[0]
     assert first.slug == "expected-all-tensors-on-same-device"
     assert first.role == "root cause"
+
+
+# Shapes of real messages users pasted into GitHub issues (shortened where long).
+WATCHDOG_THEN_EXCEPTION_LINE = (
+    "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, "
+    "NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n"
+    "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) "
+    "Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last "
+    "enqueued NCCL work: 811, last completed NCCL work: 807.\n"
+)
+WATCHDOG_AFTER_PROGRESS_BAR = (
+    "Epoch 0:   6%|██        | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6, "
+    "v_num=95nc][E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=96120, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25624887 "
+    "milliseconds before timing out.\n"
+)
+GRAD_SCALAR_FRAMES = """\
+Traceback (most recent call last):
+  File "/media/disk8T/zmx/sparseneus/exp_runner_finetune.py", line 320, in train
+    loss.backward()
+  File "/home/u/anaconda3/envs/spneus/lib/python3.10/site-packages/torch/autograd/__init__.py", line 85, in _make_grads
+    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+"""
+SIZE_MISMATCH = (
+    "size mismatch for stg1_low_band_net.0.lstm_dec2.lstm.weight_ih_l0: copying a param with "
+    "shape torch.Size([256, 168]) from checkpoint, the shape in current model is "
+    "torch.Size([256, 320]).\n"
+)
+BATCH_SIZE_THEN_LIGHTNING_LOG = """\
+Traceback (most recent call last):
+  File "train.py", line 171, in <module>
+    loss = criterion(pred.view(-1, pred.size(2)), question.view(-1))
+ValueError: Expected input batch_size (1216) to match target batch_size (1280)
+Epoch 12: : 600it [11:53,  1.19s/it, loss=nan, v_num=0, val_loss=0.054]NaN or Inf found in input tensor.
+Epoch 12: : 1200it [20:40,  1.03s/it, loss=nan, val_rec_loss=nan.0]          Monitored metric val_rec_loss = nan is not finite. Previous best value was 0.045. Signaling Trainer to stop.
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        (WATCHDOG_THEN_EXCEPTION_LINE, "nccl-watchdog-collective-timeout"),
+        (WATCHDOG_AFTER_PROGRESS_BAR, "nccl-watchdog-collective-timeout"),
+        (GRAD_SCALAR_FRAMES + "Thank you in advance.\n",
+         "grad-implicitly-created-only-for-scalar-outputs"),
+        (GRAD_SCALAR_FRAMES + "RuntimeError: grad can be implicit",
+         "grad-implicitly-created-only-for-scalar-outputs"),
+        ("RuntimeError: Error(s) in loading state_dict for CascadedNet:\n        " + SIZE_MISMATCH,
+         "load-state-dict-size-mismatch"),
+        ('RuntimeError: "Error(s) in loading state_dict for CascadedNet:\n\t' + SIZE_MISMATCH,
+         "load-state-dict-size-mismatch"),
+        (BATCH_SIZE_THEN_LIGHTNING_LOG, "expected-input-batch-size-to-match-target"),
+    ],
+    ids=["watchdog-then-exception-line", "watchdog-after-bar", "prose-after-traceback",
+         "cut-off-final-line", "state-dict-no-header", "state-dict-quoted-tabs",
+         "log-after-final-line"],
+)
+def test_the_error_line_is_found_in_real_paste_shapes(matcher, text, slug):
+    first = matcher.match(text)[0]
+    assert first.slug == slug and first.kind == "pattern"
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has "
+         "a total capacty of 4.00 GiB of which 41.56 MiB is free.", "cuda-out-of-memory"),
+        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB. GPU 0 has "
+         "a total capacity of 4.00 GiB of which 0 bytes is free.", "cuda-out-of-memory"),
+        ("`RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 4.00 GiB total "
+         "capacity; 3.35 GiB already allocated; 0 bytes free; 3.41 GiB reserved in total by "
+         "PyTorch)`", "cuda-out-of-memory-legacy-format"),
+        ("RuntimeError: DataLoader worker (pid 25902) is killed by signal: Segmentation fault",
+         "dataloader-worker-killed-by-signal"),
+        ("ValueError: Expected input batch_size (1216) to match target batch_size (1280)",
+         "expected-input-batch-size-to-match-target"),
+        ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling 'cublasSgemm( "
+         "handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)'",
+         "cublas-status-execution-failed"),
+        ("Full error message: RuntimeError: Can't call `numpy()` on Tensor that requires grad. "
+         "Use `tensor.detach().numpy()` instead.", "cannot-call-numpy-on-tensor-requiring-grad"),
+        ("RuntimeError: Can't call numpy() on Variable that requires grad. Use "
+         "var.detach().numpy() instead.", "cannot-call-numpy-on-tensor-requiring-grad"),
+        ("`RuntimeError: Expected all tensors to be on the same device, but found at least two "
+         "devices, cpu and cuda:0! (when checking argument for argument index in method "
+         "wrapper__index_select)`", "expected-all-tensors-on-same-device"),
+        ("RuntimeError: Target 100 out of bounds at "
+         "/.../pytorch/aten/src/THNN/generic/ClassNLLCriterion.c:56", "nll-loss-target-out-of-bounds"),
+        ("RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.",
+         "nll-loss-target-out-of-bounds"),
+        ("cuda runtime error (59): device-side assert triggered",
+         "cuda-error-device-side-assert-triggered"),
+        ("RuntimeError: Error(s) in loading state_dict for hierarchical_transformer:\n"
+         "\tsize mismatch for block_level.position_enc.weight: copying a param of "
+         "torch.Size([51, 30]) from checkpoint, where the shape is torch.Size([18290, 30]) in "
+         "current model.", "load-state-dict-size-mismatch"),
+        ("RuntimeError: one of the variables needed for gradient computation has been modified "
+         "by an inplace operation", "inplace-modified-variable-needed-for-gradient"),
+        ("RuntimeError: Expected object of scalar type Double but got scalar type Float for "
+         "sequence element 2 in sequence argument at position #1 'tensors'",
+         "expected-scalar-type-but-found"),
+        ("RuntimeError: Given groups=1, weight[512, 2048, 1, 1], so expected input[16, 64, 75, 75] "
+         "to have 2048 channels, but got 64 channels instead", "conv-expected-input-channels"),
+    ],
+    ids=["capacty-typo", "0-bytes-is-free", "legacy-in-backticks", "signal-without-period",
+         "batch-size-without-period", "cublas-single-quotes", "numpy-backticks",
+         "numpy-variable", "device-in-backticks", "thnn-target-out-of-bounds",
+         "thnn-cur-target-assert", "cuda-runtime-error-59", "state-dict-old-wording",
+         "inplace-old-short", "expected-object-of-scalar-type", "conv-old-wording"],
+)
+def test_real_wording_variants_match_their_record_by_pattern(matcher, text, slug):
+    first = matcher.match(text)[0]
+    assert first.slug == slug and first.kind == "pattern"
+
+
+def test_a_warning_glued_to_the_final_line_ranks_after_it_and_is_quoted_where_it_matched(matcher):
+    text = (
+        "RuntimeError: one of the variables needed for gradient computation has been modified "
+        "by an inplace operation: [torch.FloatTensor [1, 2, 2]], which is output 0 of "
+        "AsStridedBackward0, is at version 1; expected version 0 instead. Hint: the backtrace "
+        "further above shows the operation that failed to compute its gradient. The variable in "
+        "question was changed in there or anywhere later. Good luck!/usr/local/lib/python3.7/"
+        "dist-packages/torch/autograd/__init__.py:175: UserWarning: Error detected in "
+        "BmmBackward0. Traceback of forward call that caused the error:\n"
+    )
+    first, second = matcher.match(text)[:2]
+    assert first.slug == "inplace-modified-variable-needed-for-gradient" and first.score == 1.0
+    assert second.slug == "autograd-anomaly-error-detected-in-backward"
+    assert "`...Error detected in BmmBackward0. Traceback of forward call" in second.reason
+    assert "same error class UserWarning" in second.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+         "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+         "stacktrace below might be incorrect.\n", "cuda-error-illegal-memory-access"),
+        ("RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
+         "/pytorch/aten/src/THC/generic/THCTensorCopy.c:20", "cuda-error-illegal-memory-access"),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "cudnn-status-execution-failed"),
+        ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518, "
+         "unhandled system error, NCCL version 2.4.8", "nccl-unhandled-system-error"),
+        ("NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275,"
+         " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+         "nccl-unhandled-system-error"),
+        ("Loss is nan, stopping training", "loss-is-nan-stopping-training"),
+    ],
+    ids=["illegal-memory-access", "illegal-memory-access-old", "cudnn-execution-failed",
+         "nccl-system-error-old", "nccl-system-error", "loss-is-nan"],
+)
+def test_errors_the_dataset_did_not_cover_have_records(matcher, text, slug):
+    first = matcher.match(text)[0]
+    assert first.slug == slug and first.kind == "pattern"
+
+
+def test_cuda_notes_do_not_make_two_different_cuda_errors_alike(matcher):
+    text = "RuntimeError: CUDA error: an unknown thing happened\n" \
+           "CUDA kernel errors might be asynchronously reported at some other API call, so the " \
+           "stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    assert all(m.slug != "cuda-error-device-side-assert-triggered" for m in matcher.match(text))
