@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from diagnose.render.numbers import diverging_note
 from diagnose.report import Fix, Frame, Report, Symptom
 from tui.text import Palette, literal, num
 
@@ -37,10 +38,14 @@ def headline(report: Report, palette: Palette) -> Text:
     event = report.event
     if report.status == "clean":
         steps = len(report.history)
-        return Text.assemble(
+        text = Text.assemble(
             ("✓ CLEAN", _bold(palette.success)),
             f"  no inf/nan and no exception in {steps} step{'s' * (steps != 1)}",
         )
+        note = diverging_note(report)
+        if note:
+            text.append(f"; but {note}", style=palette.warning)
+        return text
     if report.status == "exception" or (event is not None and event.kind == "exception"):
         kind = literal(event.exception_type if event and event.exception_type else "exception")
         text = Text.assemble(("✗ EXCEPTION ", _bold(palette.error)), kind)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -422,6 +423,11 @@ def _history_facts(report: Report, facts: Facts) -> None:
     all_losses = [abs(v) for v in (num(r.loss) for r in history) if v is not None]
     if all_losses:
         facts["loss.max_abs"] = max(all_losses)
+    if len(all_losses) >= 6:  # the whole run: a divergence that never turned non-finite
+        start, end = min(all_losses[:3]), statistics.median(all_losses[-3:])
+        if start > 0:
+            facts["run.loss_start"], facts["run.loss_end"] = start, end
+            facts["run.loss_growth"] = end / start
     norms = _window([num(r.grad_norm) for r in history])
     if norms:
         _series_facts(facts, norms, "grad_norm", trend="grad_norm_growth")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnose.render.numbers import flags, num, safe, stats_of, where
+from diagnose.render.numbers import diverging_note, flags, num, safe, stats_of, where
 from diagnose.report import Report
 
 
@@ -20,6 +20,9 @@ def render_markdown(report: Report) -> str:
     event = report.event
     if report.status == "clean" or event is None:
         out.append(f"**Clean run**: no inf/nan seen in {len(report.history)} optimizer steps.")
+        note = diverging_note(report)
+        if note:
+            out.append(f"\nBut {_cell(note)}.")
     elif event.kind == "exception":
         out.append(f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
                    f"{_cell(event.message)}")

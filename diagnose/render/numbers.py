@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-from diagnose.report import Event, Frame, TensorStats
+from diagnose.facts.heuristics import threshold
+from diagnose.report import Event, Frame, Report, TensorStats
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -76,3 +77,17 @@ def flags(stats: TensorStats | None) -> str:
     if stats.near_limit:
         out.append("near limit")
     return ", ".join(out)
+
+
+def diverging_note(report: Report) -> str | None:
+    """For a clean run whose loss grew far over the run: it never turned non-finite, but it is
+    diverging (the facts ``run.loss_growth``, ``run.loss_start``, ``run.loss_end``)."""
+    facts = report.facts or {}
+    growth = facts.get("run.loss_growth")
+    if report.status != "clean" or not isinstance(growth, int | float):
+        return None
+    if growth < threshold("diverging_run", 100.0):
+        return None
+    return (f"the loss grew {num(growth)}x over the run ({num(facts.get('run.loss_start'))}"
+            f" -> {num(facts.get('run.loss_end'))}): it is diverging; a lower learning rate or "
+            "gradient clipping is the usual cure")

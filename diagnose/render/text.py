@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from diagnose.render.numbers import flags, num, safe, stats_of, where
+from diagnose.render.numbers import diverging_note, flags, num, safe, stats_of, where
 from diagnose.report import Fix, Frame, Report
 
 MAX_FRAMES_SHOWN = 21
@@ -29,6 +29,9 @@ class _Style:
 
     def green(self, text: str) -> str:
         return self._wrap("32", text)
+
+    def yellow(self, text: str) -> str:
+        return self._wrap("33", text)
 
     def dim(self, text: str) -> str:
         return self._wrap("2", text)
@@ -74,10 +77,12 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     event = report.event
     if report.status == "clean" or event is None:
         steps = len(report.history)
-        return [
+        lines = [
             s.green(f"diagnose: {script}: clean run")
             + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
         ]
+        note = diverging_note(report)
+        return lines + ([s.yellow(f"  but {note}")] if note else [])
     if event.kind == "exception":
         head = s.red(f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}")
         lines = [head, f"  {safe(event.message)}"]

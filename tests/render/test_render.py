@@ -34,6 +34,25 @@ def test_clean_report_says_so():
     assert "Clean run" in render(report, "markdown")
 
 
+@pytest.mark.parametrize(("losses", "diverging"), [
+    ([24.0, 814.0, 1.5e4, 1.5e4, 1.6e4, 1.7e4, 1.6e4], True),  # lr 1e3 on a regression: finite
+    ([2.3, 2.1, 1.9, 1.2, 0.9, 0.7, 0.6], False),
+    ([2.3, 2.5, 2.2, 2.4, 2.6, 2.5, 2.7], False),  # noisy, flat
+])
+def test_a_clean_run_whose_loss_grew_far_is_called_diverging(losses, diverging):
+    from diagnose.engine import analyze
+
+    report = analyze(Report(status="clean", script={"path": "ok.py"},
+                            history=[{"step": i, "loss": v} for i, v in enumerate(losses)]))
+    for fmt in ("text", "markdown"):
+        out = render(report, fmt)
+        assert ("it is diverging" in out) == diverging, out
+    if diverging:
+        assert render(report, "text").splitlines()[1] == (
+            "  but the loss grew 667x over the run (24 -> 1.6e4): it is diverging; a lower "
+            "learning rate or gradient clipping is the usual cure")
+
+
 def test_a_clean_run_shows_its_last_frames_not_frames_before_an_event():
     report = nonfinite_report()
     clean = Report(status="clean", script={"path": "ok.py"}, frames=report.frames)
