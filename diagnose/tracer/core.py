@@ -1652,12 +1652,17 @@ def _script_name_of(root: torch.nn.Module) -> str:
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(ops.SKIP_PREFIXES):
         frame = frame.f_back
-    if frame is not None:
-        owner = frame.f_locals.get("self")
-        for space in (frame.f_locals, getattr(owner, "_modules", None) or {}, frame.f_globals):
-            name = next((k for k, v in space.items() if v is root and k != "self"), None)
-            if name is not None:
-                return name
+    try:
+        if frame is not None:
+            owner = frame.f_locals.get("self")
+            modules = getattr(owner, "_modules", None)
+            for space in (frame.f_locals, modules if isinstance(modules, dict) else {},
+                          frame.f_globals):
+                name = next((k for k, v in space.items() if v is root and k != "self"), None)
+                if isinstance(name, str):
+                    return name
+    except Exception:  # odd objects in the caller's namespace: the class name will do
+        pass
     return type(_compiled(root)).__name__
 
 
