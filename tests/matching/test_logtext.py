@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diagnose.matching.logtext import clean_lines, extract_error_lines
+from tests.matching.pasted import FRAMES_THEN_RAISE, WATCHDOG
 
 CHAINED = """\
 Traceback (most recent call last):
@@ -77,14 +78,6 @@ def test_a_plain_message_is_its_own_query():
 
 
 # -- which line is the exception of a traceback ------------------------------------------------
-
-FRAMES_THEN_RAISE = """\
-Traceback (most recent call last):
-  File "/media/disk8T/zmx/sparseneus/exp_runner_finetune.py", line 320, in train
-    loss.backward()
-  File "/home/u/anaconda3/envs/spneus/lib/python3.10/site-packages/torch/autograd/__init__.py", line 85, in _make_grads
-    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-"""
 
 
 def test_prose_after_the_frames_is_not_the_exception_and_the_raised_message_stands_in():
@@ -224,15 +217,6 @@ def test_a_new_traceback_ends_the_message_before_it():
 
 
 # -- logs, bars and markdown ----------------------------------------------------------------------
-
-WATCHDOG = (
-    "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
-    "collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, "
-    "NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n"
-    "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) "
-    "Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last "
-    "enqueued NCCL work: 811, last completed NCCL work: 807.\n"
-)
 
 
 def test_an_error_line_of_a_cpp_log_is_kept_beside_the_lines_after_it():

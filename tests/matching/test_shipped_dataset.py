@@ -6,6 +6,7 @@ import pytest
 
 from diagnose.matcher import Matcher
 from diagnose.records import load_records
+from tests.matching.pasted import FRAMES_THEN_RAISE, WATCHDOG
 
 OOM_TRACEBACK = """\
 Traceback (most recent call last):
@@ -91,27 +92,12 @@ def test_chained_exception_finds_the_root_cause_record(matcher):
 
 
 # Shapes of real messages users pasted into GitHub issues (shortened where long).
-WATCHDOG_THEN_EXCEPTION_LINE = (
-    "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
-    "collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, "
-    "NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n"
-    "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) "
-    "Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last "
-    "enqueued NCCL work: 811, last completed NCCL work: 807.\n"
-)
 WATCHDOG_AFTER_PROGRESS_BAR = (
     "Epoch 0:   6%|██        | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6, "
     "v_num=95nc][E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective operation "
     "timeout: WorkNCCL(SeqNum=96120, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25624887 "
     "milliseconds before timing out.\n"
 )
-GRAD_SCALAR_FRAMES = """\
-Traceback (most recent call last):
-  File "/media/disk8T/zmx/sparseneus/exp_runner_finetune.py", line 320, in train
-    loss.backward()
-  File "/home/u/anaconda3/envs/spneus/lib/python3.10/site-packages/torch/autograd/__init__.py", line 85, in _make_grads
-    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-"""
 SIZE_MISMATCH = (
     "size mismatch for stg1_low_band_net.0.lstm_dec2.lstm.weight_ih_l0: copying a param with "
     "shape torch.Size([256, 168]) from checkpoint, the shape in current model is "
@@ -130,11 +116,11 @@ Epoch 12: : 1200it [20:40,  1.03s/it, loss=nan, val_rec_loss=nan.0]          Mon
 @pytest.mark.parametrize(
     ("text", "slug"),
     [
-        (WATCHDOG_THEN_EXCEPTION_LINE, "nccl-watchdog-collective-timeout"),
+        (WATCHDOG, "nccl-watchdog-collective-timeout"),
         (WATCHDOG_AFTER_PROGRESS_BAR, "nccl-watchdog-collective-timeout"),
-        (GRAD_SCALAR_FRAMES + "Thank you in advance.\n",
+        (FRAMES_THEN_RAISE + "Thank you in advance.\n",
          "grad-implicitly-created-only-for-scalar-outputs"),
-        (GRAD_SCALAR_FRAMES + "RuntimeError: grad can be implicit",
+        (FRAMES_THEN_RAISE + "RuntimeError: grad can be implicit",
          "grad-implicitly-created-only-for-scalar-outputs"),
         ("RuntimeError: Error(s) in loading state_dict for CascadedNet:\n        " + SIZE_MISMATCH,
          "load-state-dict-size-mismatch"),
