@@ -11,7 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SEED = ROOT.parent / "shared" / "seed" / "000_27c7b1b258d2bb16.txt"
+# The upstream sample record, copied into the project (see tests/fixtures/upstream/README.md);
+# the upstream file itself, when a checkout has it beside, is only compared with the copy.
+SEED = ROOT / "tests" / "fixtures" / "upstream" / "000_27c7b1b258d2bb16.txt"
+UPSTREAM_SEED = ROOT.parent / "shared" / "seed" / SEED.name
 
 
 @pytest.fixture
