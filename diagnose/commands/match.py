@@ -2,8 +2,9 @@
 
 `diagnose match "RuntimeError: CUDA out of memory ..."`, `diagnose match train.log` (a single
 argument that is an existing file is read), or `python train.py 2>&1 | diagnose match -`.
-Exit 0 when a record matches, 1 when none does (near misses are shown apart, as not
-matches), 2 on usage errors.
+A training log whose loss or gradient norm went nan/inf with no exception is read as such
+(see :mod:`diagnose.matching.divergence`). Exit 0 when a record matches or the log's loss went
+non-finite, 1 when neither (near misses are shown apart, as not matches), 2 on usage errors.
 """
 
 from __future__ import annotations
