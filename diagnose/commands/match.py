@@ -2,8 +2,9 @@
 
 `diagnose match "RuntimeError: CUDA out of memory ..."`, `diagnose match train.log` (a single
 argument that is an existing file is read), or `python train.py 2>&1 | diagnose match -`.
-Exit 0 when a record matches, 1 when none does (near misses are shown apart, as not
-matches), 2 on usage errors.
+A training log whose loss or gradient norm went nan/inf with no exception is read as such
+(see :mod:`diagnose.matching.divergence`). Exit 0 when a record matches or the log's loss went
+non-finite, 1 when neither (near misses are shown apart, as not matches), 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -41,17 +42,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from diagnose.matcher import Matcher
+    from diagnose.matching.divergence import diagnose_log
     from diagnose.records import load_records
 
     text = _read_message(args.message)
     records = _load(args.dataset, load_records)
     matcher = Matcher(records)
     result = matcher.search(text, limit=args.limit, nearest=3)
+    training_log = diagnose_log(text)
     if args.format == "json":
-        print(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
+        data = _as_json(result)
+        data["training_log"] = training_log.to_dict() if training_log else None
+        print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(_as_text(result, matcher.cutoff))
-    return ExitStatus.CLEAN if result.matched else ExitStatus.DIAGNOSED
+        if training_log is not None:
+            print(_training_log_text(training_log))
+        if training_log is None or result.matched:
+            print(("\n" if training_log is not None else "") + _as_text(result, matcher.cutoff))
+    answered = result.matched or training_log is not None
+    return ExitStatus.CLEAN if answered else ExitStatus.DIAGNOSED
 
 
 def _positive(value: str) -> int:
@@ -157,6 +166,46 @@ def _as_text(result: Any, cutoff: float) -> str:
             out.extend("     " + line for line in fix.splitlines())
         out.append("")
     return "\n".join(out).rstrip()
+
+
+def _training_log_text(diagnosis: Any) -> str:
+    """The log's first non-finite metric, what led there, the causes it supports, the command."""
+    from diagnose.render.numbers import num, safe
+
+    out = [f"Training log: {safe(diagnosis.what)}, with no exception."]
+    if diagnosis.before:
+        out.append(f"  Before it (the last {len(diagnosis.before)} of the logged rows):")
+        for row in diagnosis.before:
+            cells = [f"line {row.line}"]
+            if row.step_key and row.step is not None:
+                cells.append(f"{safe(row.step_key)} {num(row.step, 4)}")
+            for label, value in (("loss", row.loss), ("grad norm", row.grad_norm),
+                                 ("lr", row.lr), ("loss scale", row.loss_scale)):
+                if value is not None:
+                    cells.append(f"{label} {num(value, 3)}")
+            out.append("    " + "  ".join(cells))
+    else:
+        out.append("  It is the first row of the log that shows a loss or a gradient norm.")
+    out.append(f"  At it: {_one_line(safe(diagnosis.first.text))}")
+    if diagnosis.scale_changes:
+        out.append(f"  The loss scaler lowered its scale {diagnosis.scale_changes} time(s) "
+                   "after overflows.")
+    if diagnosis.causes:
+        out.append("  What the log supports (a log shows no producer: confidences are "
+                   "scaled down for that):")
+        for cause in diagnosis.causes:
+            out.append(f"    - {safe(cause.title)} ({cause.confidence:.2f})")
+            out.extend(f"        {safe(line)}" for line in cause.evidence)
+    else:
+        out.append("  The log alone does not support a cause: the rows before it look steady.")
+    if diagnosis.fixes:
+        out.append("  Fixes the rules rank first for that:")
+        out.extend(f"    {n}. {safe(f.title)} [{safe(f.id)}] score {f.score:.2f}"
+                   for n, f in enumerate(diagnosis.fixes, 1))
+    out.append("  To find the module, op and line where the first nan was born, run the "
+               "script under the tracer:")
+    out.append(f"    {safe(diagnosis.command)}")
+    return "\n".join(out)
 
 
 def _one_line(text: str, width: int = 110) -> str:

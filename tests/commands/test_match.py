@@ -47,7 +47,8 @@ def test_json_shape():
     out = run_cli("match", "--format", "json", "--limit", "2", stdin=GRADSCALER)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert set(data) == {"query", "matches", "nearest"}
+    assert set(data) == {"query", "matches", "nearest", "training_log"}
+    assert data["training_log"] is None  # a traceback, not a log whose loss went nan
     first = data["matches"][0]
     assert {"record_id", "slug", "score", "reason", "kind"} <= set(first)
     assert first["slug"] == "gradscaler-attempting-to-unscale-fp16-gradients"
