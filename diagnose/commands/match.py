@@ -43,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from diagnose.matcher import Matcher
     from diagnose.matching.divergence import diagnose_log
+    from diagnose.matching.dumps import read_dump
     from diagnose.records import load_records
 
     text = _read_message(args.message)
@@ -50,16 +51,21 @@ def main(args: argparse.Namespace) -> int:
     matcher = Matcher(records)
     result = matcher.search(text, limit=args.limit, nearest=3)
     training_log = diagnose_log(text)
+    dump = read_dump(text)
     if args.format == "json":
         data = _as_json(result)
         data["training_log"] = training_log.to_dict() if training_log else None
+        data["dump"] = dump.to_dict() if dump else None
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        if training_log is not None:
-            print(_training_log_text(training_log))
-        if training_log is None or result.matched:
-            print(("\n" if training_log is not None else "") + _as_text(result, matcher.cutoff))
-    answered = result.matched or training_log is not None
+        read = [section for section in (
+            _dump_text(dump) if dump else None,
+            _training_log_text(training_log) if training_log else None,
+        ) if section]
+        if not read or result.matched:
+            read.append(_as_text(result, matcher.cutoff))
+        print("\n\n".join(read))
+    answered = result.matched or training_log is not None or dump is not None
     return ExitStatus.CLEAN if answered else ExitStatus.DIAGNOSED
 
 
@@ -190,21 +196,44 @@ def _training_log_text(diagnosis: Any) -> str:
     if diagnosis.scale_changes:
         out.append(f"  The loss scaler lowered its scale {diagnosis.scale_changes} time(s) "
                    "after overflows.")
+    out += _ranked_text(diagnosis, "a log shows no producer",
+                        "The log alone does not support a cause: the rows before it look steady.")
+    out.append("  To find the module, op and line where the first nan was born, run the "
+               "script under the tracer:")
+    out.append(f"    {safe(diagnosis.command)}")
+    return "\n".join(out)
+
+
+def _ranked_text(diagnosis: Any, limits: str, nothing: str) -> list[str]:
+    """The causes and fixes the rules rank for pasted evidence, with what that evidence lacks."""
+    from diagnose.render.numbers import safe
+
+    out: list[str] = []
     if diagnosis.causes:
-        out.append("  What the log supports (a log shows no producer: confidences are "
-                   "scaled down for that):")
+        out.append(f"  What it supports ({limits}: confidences are scaled down for that):")
         for cause in diagnosis.causes:
             out.append(f"    - {safe(cause.title)} ({cause.confidence:.2f})")
             out.extend(f"        {safe(line)}" for line in cause.evidence)
     else:
-        out.append("  The log alone does not support a cause: the rows before it look steady.")
+        out.append(f"  {nothing}")
     if diagnosis.fixes:
         out.append("  Fixes the rules rank first for that:")
         out.extend(f"    {n}. {safe(f.title)} [{safe(f.id)}] score {f.score:.2f}"
                    for n, f in enumerate(diagnosis.fixes, 1))
-    out.append("  To find the module, op and line where the first nan was born, run the "
-               "script under the tracer:")
-    out.append(f"    {safe(diagnosis.command)}")
+    return out
+
+
+def _dump_text(dump: Any) -> str:
+    """A DebugUnderflowOverflow or anomaly-mode dump: where the first nan was born, and why."""
+    from diagnose.render.numbers import safe
+
+    out = [f"{safe(dump.tool)}: {safe(dump.what)}."]
+    if dump.code:
+        out.append(f"    {safe(dump.code)}")
+    out.extend(f"  {safe(line)}" for line in dump.evidence)
+    limits = ("a dump shows no step history and no config" if dump.module else
+              "anomaly mode shows no magnitudes, history or config")
+    out += _ranked_text(dump, limits, "The dump alone does not support a cause.")
     return "\n".join(out)
 
 

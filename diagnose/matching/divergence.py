@@ -36,20 +36,31 @@ _FRAME_FILE = re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+, in <module>
 
 
 @dataclass(frozen=True)
-class LogCause:
-    """A symptom the log supports, with its log-scaled confidence and plain-words evidence."""
+class Cause:
+    """A symptom pasted evidence supports, with its scaled confidence and plain-words evidence."""
 
     id: str
     title: str
     confidence: float
     evidence: list[str]
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "confidence": self.confidence,
+            "evidence": self.evidence,
+        }
+
 
 @dataclass(frozen=True)
-class LogFix:
+class RankedFix:
     id: str
     title: str
     score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "score": self.score}
 
 
 @dataclass
@@ -59,8 +70,8 @@ class LogDiagnosis:
     first: LogRow
     before: list[LogRow]
     what: str
-    causes: list[LogCause] = field(default_factory=list)
-    fixes: list[LogFix] = field(default_factory=list)
+    causes: list[Cause] = field(default_factory=list)
+    fixes: list[RankedFix] = field(default_factory=list)
     command: str = ""
     rows: int = 0
     scale_changes: int = 0
@@ -72,11 +83,8 @@ class LogDiagnosis:
             "before": [_row_dict(r) for r in self.before],
             "rows_read": self.rows,
             "loss_scale_reductions": self.scale_changes,
-            "causes": [
-                {"id": c.id, "title": c.title, "confidence": c.confidence, "evidence": c.evidence}
-                for c in self.causes
-            ],
-            "fixes": [{"id": f.id, "title": f.title, "score": f.score} for f in self.fixes],
+            "causes": [c.to_dict() for c in self.causes],
+            "fixes": [f.to_dict() for f in self.fixes],
             "confidence_scale": LOG_CONFIDENCE,
             "command": self.command,
         }
@@ -96,7 +104,9 @@ def diagnose_log(text: str) -> LogDiagnosis | None:
         scale_changes=len(log.scale_changes),
         command=_command(text, first),
     )
-    _rank(diagnosis, log)
+    diagnosis.causes, diagnosis.fixes = rank_evidence(
+        _as_report(log, diagnosis), LOG_CONFIDENCE, unseen=_UNSEEN_IN_A_LOG
+    )
     return diagnosis
 
 
@@ -166,32 +176,37 @@ def _row_dict(row: LogRow) -> dict[str, Any]:
 # --- the rule engine on what the log shows ----------------------------------------------------
 
 
-def _rank(diagnosis: LogDiagnosis, log: TrainingLog) -> None:
-    """Symptoms and fixes from the same engine a traced run goes through, scaled for a log."""
+def rank_evidence(
+    report: Any, scale: float, unseen: frozenset[str] = frozenset()
+) -> tuple[list[Cause], list[RankedFix]]:
+    """Symptoms and fixes from the engine a traced run goes through, scaled for pasted evidence.
+
+    ``unseen``: symptoms that stand on what the pasted text cannot show, left out.
+    """
     from diagnose.engine import load_fixes, load_rules, rank
     from diagnose.facts import detect_symptoms, extract_facts
 
-    report = _as_report(log, diagnosis)
     facts, _ = extract_facts(report)
     symptoms, _ = detect_symptoms(facts, report)
-    symptoms = [s for s in symptoms if s.id not in _UNSEEN_IN_A_LOG]
+    symptoms = [s for s in symptoms if s.id not in unseen and s.id != "script-exception"]
     for symptom in symptoms:
         facts[f"symptom.{symptom.id}"] = symptom.confidence
     rules, _ = load_rules()
     catalogue, _ = load_fixes()
-    diagnosis.causes = [
-        LogCause(
+    causes = [
+        Cause(
             id=s.id,
             title=s.title or s.id,
-            confidence=round(s.confidence * LOG_CONFIDENCE, 2),
+            confidence=round(s.confidence * scale, 2),
             evidence=list(s.evidence),
         )
         for s in symptoms
     ]
-    diagnosis.fixes = [
-        LogFix(id=f.id, title=f.title, score=round(f.score * LOG_CONFIDENCE, 2))
+    fixes = [
+        RankedFix(id=f.id, title=f.title, score=round(f.score * scale, 2))
         for f in rank(rules, facts, symptoms, catalogue)[:FIXES_SHOWN]
     ]
+    return causes, fixes
 
 
 def _as_report(log: TrainingLog, diagnosis: LogDiagnosis) -> Any:

@@ -47,7 +47,7 @@ def test_json_shape():
     out = run_cli("match", "--format", "json", "--limit", "2", stdin=GRADSCALER)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert set(data) == {"query", "matches", "nearest", "training_log"}
+    assert set(data) == {"query", "matches", "nearest", "training_log", "dump"}
     assert data["training_log"] is None  # a traceback, not a log whose loss went nan
     first = data["matches"][0]
     assert {"record_id", "slug", "score", "reason", "kind"} <= set(first)
