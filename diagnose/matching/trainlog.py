@@ -19,7 +19,8 @@ module reads that grammar instead of knowing each framework:
 
 A line is a metric row only when it holds a loss or a gradient norm; numbers elsewhere (an
 eta, a memory size, a version) are never read as training metrics. The reading is bounded:
-at most :data:`MAX_LINES` lines of at most :data:`MAX_LINE_CHARS` characters each.
+at most :data:`MAX_CHARS` characters in :data:`MAX_LINES` lines of at most
+:data:`MAX_LINE_CHARS` characters each, each value's key found by a bounded backward scan.
 """
 
 from __future__ import annotations
@@ -29,19 +30,23 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-MAX_LINES = 200_000
+MAX_LINES = 100_000
 MAX_LINE_CHARS = 4_000
+MAX_CHARS = 8_000_000  # of a log, read from its start: the first non-finite row is what counts
 MAX_ROWS = 5_000  # metric rows kept: the first ones and those around the first non-finite one
 
 _NUMBER = r"[-+]?(?:nan|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
 # One or two words of a key, then a separator, then a value. The separator may be nothing but
 # spaces (``loss 2.31``); quotes and brackets around keys and values are allowed.
-_PAIR = re.compile(
-    r"(?P<key>[A-Za-z][\w./-]*(?:[ _][A-Za-z][\w./-]*)?)"
-    r"['\"\]]?\s*(?:[:=\uff1a]|\s)\s*\[?\s*['\"]?(?:tensor\()?"
-    rf"(?P<value>{_NUMBER})(?![\w.%])(?:\s*/\s*\d+\s*\]?)?",
-    re.IGNORECASE,
+# A value, then (looking back from it over a bounded window) the key of one or two words and
+# the separator before it: a separator may be nothing but spaces (``loss 2.31``), and quotes
+# and brackets around keys and values are allowed. Values are found first so that the work
+# per line stays linear whatever the line holds.
+_VALUE = re.compile(
+    rf"(?<![\w.])(?:tensor\()?(?P<value>{_NUMBER})(?![\w.%])(?:\s*/\s*\d+\s*\]?)?", re.IGNORECASE
 )
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+_MAX_KEY = 40
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cpp|cc|cu|cuh|h|hpp|c)$")
 _WORDS = re.compile(r"[A-Za-z][\w./-]*")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -67,7 +72,7 @@ _LR_KEYS = {
     "train/learning_rate",
 }
 _SCALE_KEYS = {"loss_scale", "loss scale", "loss-scale", "scale", "loss_scaler", "lscale"}
-_STEP_KEYS = ("global_step", "iteration", "iter", "step", "steps", "it", "batch", "epoch")
+_STEP_KEYS = ("global_step", "step", "iteration", "iter", "steps", "it", "batch", "epoch")
 # Loss columns of tables whose header does not say "loss" (YOLO's box/obj/cls columns).
 _TABLE_LOSS_COLUMNS = {"box", "obj", "cls", "dfl", "seg", "total"}
 
@@ -162,6 +167,7 @@ def is_nonfinite(value: float | None) -> bool:
 
 def _lines(text: str) -> Iterable[str]:
     # tqdm redraws its bar with \r: each redraw is its own line, the last one wins nothing.
+    text = text[:MAX_CHARS]
     for i, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")):
         if i >= MAX_LINES:
             return
@@ -212,11 +218,13 @@ def _kind(key: str) -> str | None:
 def _pairs(line: str) -> list[tuple[str, str, float]]:
     """(key, kind, value) for every key-value pair of the line, keys normalised."""
     found: list[tuple[str, str, float]] = []
-    for m in _PAIR.finditer(line):
+    for m in _VALUE.finditer(line):
         value = _value(m.group("value"))
         if value is None:
             continue
-        key = m.group("key")
+        key = _key_before(line, m.start())
+        if key is None:
+            continue
         kind = _kind(key)
         if kind is None and " " in key:  # "time: 0.2 loss" -> only the last word is the key
             key = key.rsplit(" ", 1)[1]
@@ -224,6 +232,46 @@ def _pairs(line: str) -> list[tuple[str, str, float]]:
         if kind is not None:
             found.append((key.lower(), kind, value))
     return found
+
+
+def _key_before(line: str, end: int) -> str | None:
+    """The one or two words of the key that ends just before a value at ``end``, if any.
+
+    Scans backwards over the separator (``:``, ``=``, ``：`` or spaces, with quotes and
+    brackets) and then the key's characters, so the work is bounded by the key's length.
+    """
+    i = end
+    if line.endswith("tensor(", 0, i):
+        i -= len("tensor(")
+    j = i
+    while j > 0 and i - j < 12 and line[j - 1] in " \t'\"[":
+        j -= 1
+    spaced = any(c in " \t" for c in line[j:i])
+    if j > 0 and line[j - 1] in ":=\uff1a":
+        j -= 1
+    elif not spaced:
+        return None
+    while j > 0 and line[j - 1] in " \t'\"]" and i - j < 24:
+        j -= 1
+    second = _word_before(line, j)
+    if second is None:
+        return None
+    start = j - len(second)
+    if start > 1 and line[start - 1] == " ":
+        first = _word_before(line, start - 1)
+        if first is not None:
+            return f"{first} {second}"
+    return second
+
+
+def _word_before(line: str, end: int) -> str | None:
+    k = end
+    while k > 0 and end - k < _MAX_KEY and line[k - 1] in _KEY_CHARS:
+        k -= 1
+    word = line[k:end]
+    while word and not word[0].isalpha():
+        word = word[1:]
+    return word or None
 
 
 def _pairs_row(number: int, line: str) -> LogRow | None:
