@@ -236,7 +236,7 @@ class RankSession:
             found = {rank: evidence}
             if published:
                 found = self._store(lambda s: ev.gather(s, self.ctx.world_size)) or found
-            return self._report(found)
+            return self._report(found, through_store=published)
         if self.ctx.aggregator == "rank0":
             self._say(f"{evidence['summary']}; the report of all {self.ctx.world_size} ranks "
                       "comes from rank 0 (node 0)")
@@ -244,14 +244,14 @@ class RankSession:
             self._say(evidence["summary"])
         return Outcome(code)
 
-    def _report(self, found: dict[int, dict[str, Any]]) -> Outcome:
+    def _report(self, found: dict[int, dict[str, Any]], through_store: bool) -> Outcome:
         from diagnose.distributed.combine import combine
 
         report = combine(found, self.ctx.world_size)
         try:
             self.on_combined(report)
         finally:
-            if len(found) > 1:  # the evidence came through the store: the launch is over
+            if through_store:  # the launch is over: a later one may use the same store
                 self._store(lambda s: ev.forget(s, self.ctx.world_size))
                 if self.ctx.store.private_dir is not None:
                     shutil.rmtree(self.ctx.store.private_dir, ignore_errors=True)

@@ -14,8 +14,14 @@ import torch.distributed as dist
 from diagnose.distributed import evidence as ev
 
 
-@pytest.fixture
-def store():
+@pytest.fixture(params=["tcp", "file"])
+def store(request, tmp_path):
+    """A namespaced connection to a real TCPStore server, or to a FileStore in a folder."""
+    if request.param == "file":
+        yield dist.PrefixStore(
+            "diagnose/test/attempt-0/", dist.FileStore(str(tmp_path / "diagnose.store"), -1)
+        )
+        return
     server = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
     client = dist.TCPStore("127.0.0.1", server.port, is_master=False, timeout=timedelta(seconds=10))
     yield dist.PrefixStore("diagnose/test/attempt-0/", client)

@@ -135,3 +135,65 @@ def test_a_rank_killed_outright_on_the_second_node_is_listed_as_missing(tmp_path
     assert [r["status"] for r in report["ranks"]] == ["exception", "missing"]
     assert report["ranks"][0]["history_length"] == 2
     assert any("no evidence from rank(s) 1" in w for w in report["warnings"])
+
+
+def test_a_launcher_without_torchrun_meets_in_a_store_rank_0_hosts(tmp_path):
+    """Two plain processes given RANK, WORLD_SIZE and MASTER_ADDR/PORT (as SLURM scripts do):
+    rank 0 hosts the store at the master address, and the script's own env:// process
+    group shares it."""
+    port = str(free_port())
+    procs = []
+    for rank in (0, 1):
+        home = tmp_path / f"rank{rank}"
+        (home / "tmp").mkdir(parents=True)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "NO_COLOR": "1",
+            "OMP_NUM_THREADS": "1",
+            "TMPDIR": str(home / "tmp"),
+            "RANK": str(rank),
+            "LOCAL_RANK": "0",
+            "WORLD_SIZE": "2",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": port,
+        }
+        for key in ("TORCHELASTIC_USE_AGENT_STORE", "DIAGNOSE_RUN_DIR", "DIAGNOSE_STORE"):
+            env.pop(key, None)
+        cmd = [
+            sys.executable,
+            "-m",
+            "diagnose",
+            "--format",
+            "json",
+            "--report",
+            "report.json",
+            SCRIPT,
+            "--crash-rank",
+            "1",
+            "--crash-step",
+            "1",
+        ]
+        procs.append(
+            subprocess.Popen(
+                cmd,
+                cwd=home,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        outputs = [proc.communicate(timeout=LIMIT_S) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert [proc.returncode for proc in procs] == [1, 1], outputs[0][1][-3000:]
+    report = json.loads((tmp_path / "rank0" / "report.json").read_text())
+    assert not (tmp_path / "rank1" / "report.json").exists()
+    assert (report["event"]["rank"], report["event"]["exception_type"]) == (1, "ValueError")
+    assert [r["status"] for r in report["ranks"]] == ["stopped", "exception"]
