@@ -57,8 +57,8 @@ def combine(evidence: dict[int, dict[str, Any]], world_size: int) -> Report:
     missing = [r for r in range(world_size) if r not in evidence]
     if missing:
         report.warnings.append(
-            f"no evidence from rank(s) {', '.join(map(str, missing))}: killed before writing "
-            "it, or on another node without a shared DIAGNOSE_RUN_DIR")
+            f"no evidence from rank(s) {', '.join(map(str, missing))}: ended before handing "
+            "it over (killed outright?), or never reached the launch's store")
     return report
 
 

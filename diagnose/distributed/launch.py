@@ -1,47 +1,52 @@
 """``diagnose --nproc N train.py``: launch N ranks with torchrun's own launcher, combine.
 
 The launcher runs in this process (``torch.distributed.run``, standalone rendezvous on a
-free port), each rank runs ``python -m diagnose`` and writes its evidence into a temporary
-run folder; after the launch returns — cleanly or with torchrun's ChildFailedError — this
-process combines the evidence into one report, so even a rank killed outright is listed.
+free port), and so does a TCPStore server of its own: each rank runs ``python -m diagnose``
+and publishes its evidence there. After the launch returns — cleanly or with torchrun's
+ChildFailedError — this process combines the evidence into one report, so even a rank killed
+outright is listed.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from diagnose.distributed.context import AGGREGATOR_ENV, RUN_DIR_ENV
+from diagnose.distributed.context import AGGREGATOR_ENV
+from diagnose.distributed.store import RUN_ID_ENV, STORE_ENV, namespace
 from diagnose.report import Event, Report, ScriptInfo
 
 
 def launch(script: str | Path, argv: Sequence[str], nproc: int, options: Any,
            rank_args: Sequence[str] = ()) -> Report:
     """Run ``script`` on ``nproc`` local ranks and return the analysed combined report."""
+    from torch.distributed import PrefixStore, TCPStore
+
     from diagnose.distributed.combine import combine
-    from diagnose.distributed.evidence import read_evidence
+    from diagnose.distributed.evidence import read_all
     from diagnose.runner import check_script, enrich
 
     check_script(script)
-    run_dir = Path(tempfile.mkdtemp(prefix="diagnose-run-"))
-    saved = {k: os.environ.get(k) for k in (RUN_DIR_ENV, AGGREGATOR_ENV)}
-    os.environ[RUN_DIR_ENV] = str(run_dir)
-    os.environ[AGGREGATOR_ENV] = "parent"
+    server = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+    run_id = uuid.uuid4().hex
+    settings = {STORE_ENV: f"127.0.0.1:{server.port}", RUN_ID_ENV: run_id,
+                AGGREGATOR_ENV: "parent"}
+    saved = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
     try:
         failure = _torchrun(["--standalone", "--nproc_per_node", str(nproc), "-m", "diagnose",
                              *rank_args, str(script), *argv])
-        evidence = read_evidence(run_dir)
+        store = PrefixStore(namespace({RUN_ID_ENV: run_id}), server)
+        evidence = read_all(store, nproc)
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        shutil.rmtree(run_dir, ignore_errors=True)
     if not evidence:
         why = failure or "the launch ended without any"
         report = Report(status="exception", script=ScriptInfo(path=str(script), argv=list(argv)),

@@ -1,35 +1,44 @@
-"""One rank's life under torchrun: trace, watch the other ranks, write evidence, stop.
+"""One rank's life under torchrun: trace, watch the other ranks, publish evidence, stop.
 
 Three things can end a rank, and the first one wins (a lock, taken without blocking):
-its own run ending (an event, an exception, or clean), another rank's terminal evidence
-appearing in the run folder (seen by a watcher thread, which runs even while the main
-thread is blocked in a collective that will never complete), or SIGTERM from torchrun's
-agent tearing the group down. Whichever wins writes this rank's evidence; a rank that did
-not end cleanly then leaves at once, so that no rank waits in a collective for one that is
-gone.
+its own run ending (an event, an exception, or clean), another rank's claim to have ended
+the run appearing in the launch's store (seen by a watcher thread, which runs even while
+the main thread is blocked in a collective that will never complete), or SIGTERM from
+torchrun's agent tearing the group down. Whichever wins publishes this rank's evidence in
+the store; global rank 0 then gathers every rank's evidence and writes the one report, the
+others print a line saying so, and a rank that did not end cleanly leaves at once, so that
+no rank waits in a collective for one that is gone. Nothing here needs a shared folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from diagnose.distributed import evidence as ev
 from diagnose.distributed.context import DistContext
-from diagnose.distributed.evidence import TERMINAL, peer_terminal, read_evidence, write_evidence
+from diagnose.distributed.evidence import TERMINAL
+from diagnose.distributed.store import Connections
+from diagnose.render.numbers import safe
 from diagnose.report import Report
 
 POLL_S = 0.05
-"""How often the watcher thread looks at the run folder."""
+"""How often the watcher thread asks the store whether another rank ended the run."""
+BEAT_EVERY = 10
+"""The watcher bumps this rank's heartbeat every this many polls."""
 GRACE_S = 0.5
 """After another rank ends, how long this rank may take to reach its own verdict (ranks in
 step reach the same check within milliseconds) before it stops as "saw nothing"."""
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -49,6 +58,7 @@ class RankSession:
         self.on_combined = on_combined  # called with the combined raw Report, then we exit
         self.tracer: Any = None
         self.started = time.time()
+        self.conns: Connections | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._old_sigterm: Any = None
@@ -62,16 +72,23 @@ class RankSession:
     # -- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> None:
-        self.ctx.run_dir.mkdir(parents=True, exist_ok=True)
+        conns = Connections(self.ctx.store, self.ctx.namespace)
+        try:
+            conns.open()
+            self.conns = conns
+        except (RuntimeError, OSError) as exc:
+            self._say(f"cannot reach {self.ctx.store.describe()} ({_first_line(exc)}); "
+                      "this rank reports on its own")
         self.grads.install()
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         self._step_hook = register_optimizer_step_pre_hook(self._see_params)
         if threading.current_thread() is threading.main_thread():
             self._old_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
-        self._thread = threading.Thread(target=self._watch, name="diagnose-rank-watch",
-                                        daemon=True)
-        self._thread.start()
+        if self.conns is not None:
+            self._thread = threading.Thread(target=self._watch, name="diagnose-rank-watch",
+                                            daemon=True)
+            self._thread.start()
 
     def set_tracer(self, tracer: Any) -> None:
         self.tracer = tracer
@@ -95,12 +112,36 @@ class RankSession:
         evidence = self._own_evidence(report, ended)
         return self._finish(evidence)
 
+    # -- the store -----------------------------------------------------------------------
+
+    def _store(self, use: Callable[[Any], T]) -> T | None:
+        """``use(store)`` on this thread's connection; None when there is no store or it
+        has gone (node 0's agent ended), so that no ending fails for want of it."""
+        if self.conns is None:
+            return None
+        try:
+            return use(self.conns.open())
+        except (RuntimeError, OSError, ValueError):
+            return None
+
+    def _peer_ended(self) -> dict[str, Any] | None:
+        """The other rank that ended the run first, if one has."""
+        holder = self._store(ev.terminal)
+        if holder is None or holder.get("rank") == self.ctx.rank:
+            return None
+        return holder
+
     # -- the other two endings -----------------------------------------------------------
 
     def _watch(self) -> None:
+        polls = 0
         while not self._stop.is_set():
+            if polls % BEAT_EVERY == 0 and self._store(
+                    lambda s: ev.beat(s, self.ctx.rank)) is None:
+                return  # the store is gone: nobody is left to tell
+            polls += 1
             time.sleep(POLL_S)
-            peer = peer_terminal(self.ctx.run_dir, self.ctx.rank)
+            peer = self._peer_ended()
             if peer is None:
                 continue
             deadline = time.time() + GRACE_S
@@ -110,19 +151,18 @@ class RankSession:
                 time.sleep(POLL_S / 5)
             if not self._lock.acquire(blocking=False):
                 return
-            rank, data = peer
-            why = f"rank {rank} ended first ({data.get('status')})"
-            self.exit(self._finish(self._stopped_evidence(why, ended_by=rank)))
+            why = f"rank {peer.get('rank')} ended first ({peer.get('status')})"
+            self.exit(self._finish(self._stopped_evidence(why, ended_by=peer.get("rank"))))
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         if not self._lock.acquire(blocking=False):
             return  # already finishing: let that finish, it ends the process
-        peer = peer_terminal(self.ctx.run_dir, self.ctx.rank)
+        peer = self._peer_ended()
         why = "terminated by the launcher (SIGTERM)"
         if peer is not None:
-            why += f" after rank {peer[0]} ended ({peer[1].get('status')})"
-        self.exit(self._finish(self._stopped_evidence(why,
-                                                       ended_by=peer[0] if peer else None)))
+            why += f" after rank {peer.get('rank')} ended ({peer.get('status')})"
+        self.exit(self._finish(self._stopped_evidence(
+            why, ended_by=peer.get("rank") if peer else None)))
 
     # -- evidence ------------------------------------------------------------------------
 
@@ -152,8 +192,8 @@ class RankSession:
 
     def _own_evidence(self, report: Report, ended: float) -> dict[str, Any]:
         status = report.status
-        peer = peer_terminal(self.ctx.run_dir, self.ctx.rank) if status == "exception" else None
-        if peer is not None and peer[1].get("time", ended) <= ended:
+        peer = self._peer_ended() if status == "exception" else None
+        if peer is not None:
             status = "stopped"  # e.g. "Connection closed by peer" in a collective
         data = self._base(status, ended)
         event = report.event
@@ -164,9 +204,10 @@ class RankSession:
             if event.kind == "exception":
                 data["summary"] = f"raised {event.exception_type}: {event.message}"
             if status == "stopped":
-                data["summary"] = (f"stopped after rank {peer[0]} ended: raised "
+                assert peer is not None
+                data["summary"] = (f"stopped after rank {peer.get('rank')} ended: raised "
                                    f"{event.exception_type}: {event.message}")
-                data["ended_by"] = peer[0]
+                data["ended_by"] = peer.get("rank")
         else:
             steps = data["history_length"]
             data["summary"] = f"saw nothing: {steps} steps, every value finite"
@@ -184,26 +225,41 @@ class RankSession:
     # -- the end ------------------------------------------------------------------------
 
     def _finish(self, evidence: dict[str, Any]) -> Outcome:
-        """Write this rank's evidence; combine when this rank completes the set."""
+        """Publish this rank's evidence; on the combining rank, gather and report."""
         self._stop.set()
-        write_evidence(self.ctx.run_dir, self.ctx.rank, evidence)
-        code = 0 if evidence["status"] == "clean" else 1
-        if self.ctx.aggregator == "last":
-            from diagnose.distributed.combine import combine
-            from diagnose.distributed.evidence import claim
-
-            found = read_evidence(self.ctx.run_dir)
-            if len(found) >= self.ctx.expected and claim(self.ctx.run_dir, "combined.lock"):
-                report = combine(found, self.ctx.world_size)
-                code = 0 if report.status == "clean" else 1
-                try:
-                    self.on_combined(report)
-                finally:
-                    _remove_run_dir(self.ctx.run_dir)
-                return Outcome(code, report)
-        if evidence["status"] in TERMINAL:
-            print(f"diagnose: rank {self.ctx.rank}: {evidence['summary']}", file=sys.stderr)
+        rank, status = self.ctx.rank, evidence["status"]
+        code = 0 if status == "clean" else 1
+        published = self._store(lambda s: ev.publish(s, rank, evidence)) is not None
+        if published and status in TERMINAL:
+            self._store(lambda s: ev.claim_terminal(s, rank, status, evidence["time"]))
+        if not published or self.ctx.combines:
+            found = {rank: evidence}
+            if published:
+                found = self._store(lambda s: ev.gather(s, self.ctx.world_size)) or found
+            return self._report(found, through_store=published)
+        if self.ctx.aggregator == "rank0":
+            self._say(f"{evidence['summary']}; the report of all {self.ctx.world_size} ranks "
+                      "comes from rank 0 (node 0)")
+        elif status in TERMINAL:
+            self._say(evidence["summary"])
         return Outcome(code)
+
+    def _report(self, found: dict[int, dict[str, Any]], through_store: bool) -> Outcome:
+        from diagnose.distributed.combine import combine
+
+        report = combine(found, self.ctx.world_size)
+        try:
+            self.on_combined(report)
+        finally:
+            if through_store:  # the launch is over: a later one may use the same store
+                self._store(lambda s: ev.forget(s, self.ctx.world_size))
+                if self.ctx.store.private_dir is not None:
+                    shutil.rmtree(self.ctx.store.private_dir, ignore_errors=True)
+        return Outcome(0 if report.status == "clean" else 1, report)
+
+    def _say(self, text: str) -> None:
+        print(f"diagnose: rank {self.ctx.rank} (node {self.ctx.node}): {safe(text)}",
+              file=sys.stderr)
 
     def exit(self, outcome: Outcome) -> None:
         """End the process at once with the outcome's status, output flushed."""
@@ -213,7 +269,6 @@ class RankSession:
         os._exit(outcome.code)
 
 
-def _remove_run_dir(run_dir: Path) -> None:
-    import shutil
-
-    shutil.rmtree(run_dir, ignore_errors=True)
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -4,6 +4,7 @@ Runs as one process too (no process group) so that a single-process diagnosis of
 script can be compared with the distributed one.
     --nan-rank R --nan-step S   rank R's batch carries a NaN at step S
     --crash-rank R --crash-step S   rank R raises ValueError at step S
+    --kill-rank R               rank R is killed outright (SIGKILL) at step --crash-step
     --nan-weight-rank R         after step --nan-step, one weight on rank R turns NaN
     --lr LR                     SGD learning rate (1e4 diverges)
     --fsdp                      shard with torch.distributed.fsdp.fully_shard (DTensor params)
@@ -11,6 +12,7 @@ script can be compared with the distributed one.
 
 import argparse
 import os
+import signal
 
 import torch
 import torch.distributed as dist
@@ -23,6 +25,7 @@ parser.add_argument("--nan-rank", type=int, default=-1)
 parser.add_argument("--nan-step", type=int, default=3)
 parser.add_argument("--crash-rank", type=int, default=-1)
 parser.add_argument("--crash-step", type=int, default=2)
+parser.add_argument("--kill-rank", type=int, default=-1)
 parser.add_argument("--nan-weight-rank", type=int, default=-1)
 parser.add_argument("--fsdp", action="store_true")
 args = parser.parse_args()
@@ -58,6 +61,8 @@ for step in range(args.steps):
         x[5, 2] = float("nan")
     if rank == args.crash_rank and step == args.crash_step:
         raise ValueError(f"bad shard on rank {rank} at step {step}")
+    if rank == args.kill_rank and step == args.crash_step:
+        os.kill(os.getpid(), signal.SIGKILL)
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
     opt.step()
