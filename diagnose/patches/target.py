@@ -68,11 +68,12 @@ def _from_report(report: Report, report_dir: str | Path | None, force: bool) -> 
     if Path(named).is_absolute():
         places = [(Path(named), [r for r in (home, cwd) if r is not None])]
     else:
-        places = [(cwd / named, [cwd])]
+        places = [(Path(named), [cwd])]  # the process's cwd, as the run's
         if home is not None and home != cwd:
             places.append((home / named, [home]))
     found: list[Target] = []
     escaped: list[tuple[Path, Path]] = []
+    unreadable: list[UsageError] = []
     for path, roots in places:
         if not os.path.lexists(path):
             continue
@@ -80,10 +81,16 @@ def _from_report(report: Report, report_dir: str | Path | None, force: bool) -> 
         if not force and not any(real.is_relative_to(root) for root in roots):
             escaped.append((path, real))
             continue
-        if all(t.file.path != real for t in found):
-            found.append(Target(Path(named) if path == cwd / named else path, read_user_file(path)))
+        if any(t.file.path == real for t in found):
+            continue
+        try:
+            found.append(Target(path, read_user_file(path)))
+        except UsageError as exc:  # a folder or a pipe of that name: the other place may do
+            unreadable.append(exc)
     if found:
         return next((t for t in found if _matches(report, t)), found[0])
+    if unreadable:
+        raise unreadable[0]
     if escaped:
         path, real = escaped[0]
         where = "the report's folder or the current folder" if home else "the current folder"
