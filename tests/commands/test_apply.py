@@ -335,3 +335,31 @@ def test_a_missing_script_gets_one_line(tmp_path):
         "diagnose: error: gone.py: the script of this report is not there (looked in the "
         "current folder and the report's folder); name it with --script"
     )
+
+
+def test_a_report_from_a_real_run_of_a_crlf_script_applies_and_keeps_crlf(tmp_path):
+    """The run's hash is of the script's bytes, CRLF included, and the patch keeps them."""
+    source = (
+        "import torch\r\n"
+        "\r\n"
+        "model = torch.nn.Linear(4, 1).half()\r\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\r\n"
+        "x = torch.full((2, 4), 6e4, dtype=torch.float16)\r\n"
+        "for step in range(3):\r\n"
+        "    loss = model(x).float().mean()\r\n"
+        "    loss.backward()\r\n"
+        "    opt.step()\r\n"
+    )
+    script = tmp_path / "train.py"
+    script.write_bytes(source.encode())
+    run = run_cli("--format", "json", "--report", "report.json", "train.py", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    result = run_cli("apply", "report.json", "enable-grad-clipping", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        script.read_bytes()
+        == source.replace(
+            "    loss.backward()\r\n",
+            "    loss.backward()\r\n    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\r\n",
+        ).encode()
+    )
