@@ -73,7 +73,7 @@ def _summary(fix_id: str, applied: Applied) -> str:
     from diagnose.userfiles import shown
 
     notes = []
-    if Path(os.path.abspath(applied.named)) != applied.path:
+    if os.path.islink(applied.named):
         notes.append(f"the target of {shown(applied.named)}")
     if applied.backup is not None:
         notes.append(f"original kept as {shown(_relative(applied.backup))}")
