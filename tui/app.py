@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -202,7 +203,7 @@ class DiagnoseApp(App[int]):
     @work(thread=True, exclusive=True, group="apply")
     def _apply(self, fix_id: str) -> None:
         try:
-            patcher = self._patcher or _default_patcher()
+            patcher = self._patcher or _default_patcher(self.report_path)
         except ImportError as exc:
             self.call_from_thread(
                 self.notify, f"Applying patches is not available: {exc}", severity="error",
@@ -325,11 +326,15 @@ def _default_verifier() -> Verifier:
     return verify
 
 
-def _default_patcher() -> Patcher:
+def _default_patcher(report_path: Path | None = None) -> Patcher:
+    """The same safe core as ``diagnose apply`` (no ``--force``): the report's own script,
+    looked for in the current folder and the report file's folder."""
     from diagnose.patches import apply_patch
 
+    report_dir = Path(os.path.abspath(report_path)).parent if report_path else None
+
     def apply(report: Report, fix_id: str) -> Any:
-        return apply_patch(report, fix_id, backup=True)
+        return apply_patch(report, fix_id, backup=True, report_dir=report_dir)
 
     return apply
 

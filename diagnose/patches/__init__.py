@@ -59,16 +59,22 @@ class PatchResult:
     new_source: str | None = None
 
 
-def make_patch(fix_id: str, script_path: str | Path, report: Report) -> PatchResult:
-    """The concrete patch of ``fix_id`` against ``script_path`` for the run in ``report``."""
+def make_patch(fix_id: str, script_path: str | Path, report: Report, *,
+               source: str | None = None) -> PatchResult:
+    """The concrete patch of ``fix_id`` against ``script_path`` for the run in ``report``.
+
+    ``source``: the script's text when the caller already read (and checked) it, so that the
+    patch is made on exactly that text.
+    """
     path = Path(script_path)
     patcher = PATCHERS.get(fix_id)
     if patcher is None:
         return PatchResult(None, "no automatic patch for this fix: see the example")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return PatchResult(None, f"cannot read {path}: {exc}")
+    if source is None:
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return PatchResult(None, f"cannot read {path}: {exc}")
     try:
         patched = patcher(PatchContext(Script(str(path), source), report, path))
     except NoPatch as exc:
@@ -89,8 +95,13 @@ def attach_patches(report: Report, script_path: str | Path) -> Report:
 
 
 def apply_patch(report: Report, fix_id: str, *, backup: bool = True,
-                script_path: str | Path | None = None) -> Path:
-    """Write ``fix_id``'s patch into the script the report was made from; returns its path."""
+                script_path: str | Path | None = None, report_dir: str | Path | None = None,
+                force: bool = False) -> Path:
+    """Write ``fix_id``'s patch into the script the report was made from; returns its path.
+
+    See ``diagnose.patches.apply`` for which file that is and how it is written safely.
+    """
     from diagnose.patches.apply import apply
 
-    return apply(report, fix_id, backup=backup, script_path=script_path)
+    return apply(report, fix_id, backup=backup, script_path=script_path,
+                 report_dir=report_dir, force=force)

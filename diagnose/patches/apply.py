@@ -1,70 +1,102 @@
 """Writing a patch into the user's script: only the script the report was made from, unchanged.
 
-The report stores the script's sha256; a script edited since then is refused (the diff was made
-against other text). The original is kept beside the script as ``NAME.diagnose-bak`` (then
-``.diagnose-bak.1``, ...) so that nothing the user had is lost.
+``target.locate_script`` picks and checks the file (resolved, confined, same sha256 as the
+run's); the patch is made on exactly the bytes that were checked; the original endings are
+put back; the original is kept beside the real file as ``NAME.diagnose-bak`` (or, when that
+name is taken by anything, even a dangling symlink, the first free ``NAME.diagnose-bak.N``),
+created exclusively with the script's own mode; then ``userfiles.replace_user_file`` renames a
+complete copy over the script. The CLI (``diagnose apply``) and the UI's ``a`` key both come
+here.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from diagnose.errors import UsageError
+from diagnose.patches.endings import decode_source, restore_endings
+from diagnose.patches.target import locate_script
 from diagnose.report import Report
+from diagnose.userfiles import create_new_file, replace_user_file, shown
 
 BACKUP_SUFFIX = ".diagnose-bak"
+MAX_BACKUPS = 1000
 
 
-def apply(report: Report, fix_id: str, *, backup: bool = True,
-          script_path: str | Path | None = None) -> Path:
-    return apply_with_backup(report, fix_id, backup=backup, script_path=script_path)[0]
+@dataclass(frozen=True)
+class Applied:
+    """What ``apply_with_backup`` did: the script as named and as resolved, the backup, the
+    diff (against the ``\\n`` text, as in the report)."""
+
+    named: Path
+    path: Path
+    backup: Path | None
+    diff: str
 
 
-def apply_with_backup(report: Report, fix_id: str, *, backup: bool = True,
-                      script_path: str | Path | None = None, dry_run: bool = False
-                      ) -> tuple[Path, Path | None, str]:
-    """Apply (or with ``dry_run`` only check) a fix: (script, backup or None, the diff)."""
+def apply(
+    report: Report,
+    fix_id: str,
+    *,
+    backup: bool = True,
+    script_path: str | Path | None = None,
+    report_dir: str | Path | None = None,
+    force: bool = False,
+) -> Path:
+    """Apply a fix; returns the resolved path of the file that was patched."""
+    return apply_with_backup(
+        report, fix_id, backup=backup, script_path=script_path, report_dir=report_dir, force=force
+    ).path
+
+
+def apply_with_backup(
+    report: Report,
+    fix_id: str,
+    *,
+    backup: bool = True,
+    script_path: str | Path | None = None,
+    dry_run: bool = False,
+    report_dir: str | Path | None = None,
+    force: bool = False,
+) -> Applied:
+    """Apply (or with ``dry_run`` only check and diff) a fix of ``report``.
+
+    ``report_dir`` is the folder of the report file (relative script paths are looked for
+    there too, see ``target``); ``force`` lifts the confinement and hash checks.
+    """
     from diagnose.patches import make_patch
 
-    fix = next((f for f in report.fixes if f.id == fix_id), None)
-    if fix is None:
-        known = ", ".join(f.id for f in report.fixes) or "none"
-        raise UsageError(f"the report has no fix {fix_id!r} (its fixes: {known})")
-    path = Path(script_path or report.script.path)
-    if not path.is_file():
-        raise UsageError(f"{path}: the script of this report is not there")
-    source = path.read_bytes()
-    expected = report.script.sha256
-    if expected and hashlib.sha256(source).hexdigest() != expected:
-        raise UsageError(f"{path}: changed since the report was made; run diagnose again")
-    result = make_patch(fix_id, path, report)
+    if not any(f.id == fix_id for f in report.fixes):
+        known = ", ".join(shown(f.id) for f in report.fixes) or "none"
+        raise UsageError(f"the report has no fix {shown(fix_id)!r} (its fixes: {known})")
+    target = locate_script(report, report_dir=report_dir, script_path=script_path, force=force)
+    original = target.file
+    try:
+        text = decode_source(original.data)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{shown(target.named)}: not UTF-8 text (byte {exc.start})") from None
+    result = make_patch(fix_id, original.path, report, source=text)
     if result.new_source is None:
-        raise UsageError(f"{fix_id}: no patch to apply ({result.note})")
-    if not expected and fix.patch and fix.patch != result.diff:
-        raise UsageError(f"{path}: differs from the script the report's patch was made for")
+        raise UsageError(f"{shown(fix_id)}: no patch to apply ({shown(result.note)})")
     if dry_run:
-        return path, None, result.diff
+        return Applied(target.named, original.path, None, result.diff or "")
+    data = restore_endings(original.data.decode("utf-8"), result.new_source).encode("utf-8")
     saved = None
     if backup:
-        saved = _backup_path(path)
-        saved.write_bytes(source)
-    _write_atomically(path, result.new_source)
-    return path, saved, result.diff
+        saved = create_new_file(
+            original.path.parent,
+            _backup_names(original.path.name),
+            original.data,
+            stat.S_IMODE(original.stat.st_mode) & 0o777,
+        )
+    replace_user_file(original, data)
+    return Applied(target.named, original.path, saved, result.diff or "")
 
 
-def _backup_path(path: Path) -> Path:
-    candidate = path.with_name(path.name + BACKUP_SUFFIX)
-    n = 1
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}{BACKUP_SUFFIX}.{n}")
-        n += 1
-    return candidate
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.diagnose-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, path.stat().st_mode & 0o7777)
-    os.replace(tmp, path)
+def _backup_names(name: str) -> Iterator[str]:
+    yield name + BACKUP_SUFFIX
+    for n in range(1, MAX_BACKUPS):
+        yield f"{name}{BACKUP_SUFFIX}.{n}"

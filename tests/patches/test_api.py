@@ -1,4 +1,5 @@
-"""attach_patches fills every fix; apply_patch writes one, keeps a backup, refuses stale reports."""
+"""attach_patches fills every fix; apply_patch writes one, keeps a backup, refuses stale reports
+and scripts outside the report's and the current folder."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_attach_fills_patch_or_note_for_every_fix(report):
 
 
 def test_apply_writes_the_patch_and_keeps_a_backup(report, script):
-    written = apply_patch(report, "lower-learning-rate")
+    written = apply_patch(report, "lower-learning-rate", report_dir=script.parent)
     assert written == script
     assert "lr=0.5" in script.read_text()
     assert (script.parent / "train.py.diagnose-bak").read_text() == SOURCE
@@ -66,29 +67,39 @@ def test_apply_writes_the_patch_and_keeps_a_backup(report, script):
 def test_apply_refuses_a_script_changed_since_the_report(report, script):
     script.write_text(SOURCE + "# edited\n")
     with pytest.raises(UsageError, match="changed since the report was made"):
-        apply_patch(report, "lower-learning-rate")
+        apply_patch(report, "lower-learning-rate", report_dir=script.parent)
     assert script.read_text() == SOURCE + "# edited\n"
 
 
 def test_apply_without_backup_and_second_backup_name(report, script):
-    apply_patch(report, "lower-learning-rate", backup=False)
+    apply_patch(report, "lower-learning-rate", backup=False, report_dir=script.parent)
     assert not (script.parent / "train.py.diagnose-bak").exists()
     (script.parent / "train.py.diagnose-bak").write_text("older")
     script.write_text(SOURCE)
-    apply_patch(report, "lower-learning-rate")
+    apply_patch(report, "lower-learning-rate", report_dir=script.parent)
     assert (script.parent / "train.py.diagnose-bak").read_text() == "older"
     assert (script.parent / "train.py.diagnose-bak.1").read_text() == SOURCE
 
 
-def test_apply_refuses_unknown_fixes_and_fixes_without_patch(report):
+def test_apply_refuses_unknown_fixes_and_fixes_without_patch(report, script):
     with pytest.raises(UsageError, match=r"no fix 'nope' .*lower-learning-rate, add-lr-warmup"):
         apply_patch(report, "nope")
     with pytest.raises(UsageError, match=r"use-bf16: no patch to apply \(no automatic patch: "
                                          r"no float16 in the script"):
-        apply_patch(report, "use-bf16")
+        apply_patch(report, "use-bf16", report_dir=script.parent)
 
 
 def test_unreadable_script_gets_a_note(tmp_path):
     missing = tmp_path / "gone.py"
     result = make_patch("use-bf16", missing, report_for(missing))
     assert result.diff is None and result.note.startswith(f"cannot read {missing}")
+
+
+def test_apply_refuses_a_script_outside_the_report_and_current_folder(report, script):
+    """A report not known to come from the script's folder (no ``report_dir``) may not patch a
+    file elsewhere; naming the script yourself (``script_path``) or ``force`` may."""
+    with pytest.raises(UsageError, match="outside the current folder"):
+        apply_patch(report, "lower-learning-rate")
+    assert script.read_text() == SOURCE
+    assert apply_patch(report, "lower-learning-rate", script_path=script) == script
+    assert "lr=0.5" in script.read_text()

@@ -191,3 +191,67 @@ async def test_v_with_diagnoses_own_verifier_re_runs_the_patched_example(tmp_pat
         mark = "✓" if fix.verified else "✗"
         assert mark in app.query_one(FixList).get_option_at_index(0).prompt.plain
         assert any(m.startswith(f"{fix.id}: ") for m in notifications(app))
+
+
+def _saved_report(folder: Path, named: str, script: Path) -> Path:
+    """A report in ``folder`` naming ``named``, made from ``script``: use-bf16 with its patch."""
+    import hashlib
+
+    from diagnose.patches import attach_patches
+    from diagnose.report import Event, Fix, Report, ScriptInfo
+
+    report = Report(
+        status="nonfinite",
+        script=ScriptInfo(path=named, sha256=hashlib.sha256(script.read_bytes()).hexdigest()),
+        event=Event(kind="nonfinite", phase="forward", message="inf", dtype="float16"),
+        fixes=[Fix(id="use-bf16", score=0.9, title="Train in bfloat16", why="", example_patch="")],
+    )
+    attach_patches(report, script)
+    path = folder / "report.json"
+    report.write(path)
+    return path
+
+
+CRLF_SCRIPT = b"import torch\r\n\r\nmodel = torch.nn.Linear(3, 1).half()\r\n"
+
+
+async def test_a_applies_through_the_same_safe_core_as_the_command(tmp_path):
+    """Shown from another folder, the report's script beside it is patched, its CRLF kept."""
+    from diagnose.report import Report
+
+    script = tmp_path / "train.py"
+    script.write_bytes(CRLF_SCRIPT)
+    path = _saved_report(tmp_path, "train.py", script)
+    app = DiagnoseApp(Report.load(path), report_path=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert script.read_bytes() == CRLF_SCRIPT.replace(b".half()", b".bfloat16()")
+    assert (tmp_path / "train.py.diagnose-bak").read_bytes() == CRLF_SCRIPT
+    assert any(m.startswith("Applied use-bf16") for m in notifications(app))
+
+
+async def test_a_refuses_a_report_naming_a_file_outside_its_folder(tmp_path):
+    from diagnose.report import Report
+
+    other = tmp_path / "elsewhere" / "train.py"
+    other.parent.mkdir()
+    other.write_bytes(CRLF_SCRIPT)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    path = _saved_report(reports, "../elsewhere/train.py", other)
+    app = DiagnoseApp(Report.load(path), report_path=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert other.read_bytes() == CRLF_SCRIPT
+    assert sorted(p.name for p in other.parent.iterdir()) == ["train.py"]
+    assert any(
+        m.startswith("Could not apply use-bf16:") and "outside" in m for m in notifications(app)
+    )
