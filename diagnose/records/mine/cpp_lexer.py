@@ -3,7 +3,9 @@
 Not a C++ parser: one regular expression splits the text into identifiers, string and
 character literals (raw strings ``R"d(...)d"`` and the ``u8``/``L``/``u``/``U`` prefixes
 too), numbers and punctuation, and drops blanks, comments and preprocessor directives (with
-their ``\\`` continuations, so a ``#define TORCH_CHECK(...)`` is never taken for a call).
+their ``\\`` continuations), except a ``#define``'s body, which is tokenized as code: a
+check inside a macro (``#define ADDMM_META() TORCH_CHECK(...)``) is a site, the macro's own
+name and parameters (``#define TORCH_CHECK(cond, ...)``) are not.
 Text it cannot read (an unterminated literal) becomes punctuation and scanning goes on:
 a broken file yields fewer sites, never an error.
 """
@@ -26,6 +28,8 @@ _TOKEN = re.compile(
     |(?P<punct>::|->|[^\s])""",
     re.DOTALL | re.VERBOSE,
 )
+# "#define NAME" or "#define NAME(params)": what follows is the macro's body
+_DEFINE = re.compile(r"\#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^)\n]*\))?")
 _ESCAPE = re.compile(r"\\(?:\n|[0-7]{1,3}|x[0-9A-Fa-f]+|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
            "\\": "\\", "'": "'", '"': '"', "?": "?", "\n": "", "e": "\x1b"}
@@ -71,10 +75,20 @@ class Source:
         self.tokens: list[Token] = []
         self.gaps: list[bool] = []  # whether blanks or comments came before each token
         self._newlines = [m.start() for m in re.finditer("\n", text)]
-        gap = False
-        for m in _TOKEN.finditer(text):
+        self._scan(0, len(text))
+
+    def _scan(self, start: int, end: int) -> None:
+        text = self.text
+        gap = True
+        for m in _TOKEN.finditer(text, start, end):
             kind = m.lastgroup or "punct"
-            if kind in ("ws", "comment", "pp"):
+            if kind == "pp":
+                define = _DEFINE.match(text, m.start(), m.end())
+                if define is not None:  # a macro's body is code: its checks are sites
+                    self._scan(define.end(), m.end())
+                gap = True
+                continue
+            if kind in ("ws", "comment"):
                 gap = True
                 continue
             value = None

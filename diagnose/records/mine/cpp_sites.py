@@ -243,6 +243,10 @@ def _sites(source: Source, path: str) -> Iterator[Site]:
         args, close = found
         line = source.line_of(tok.start)
         end_line = source.line_of(tokens[close].start)
+        if any(tokens[k].text == "__VA_ARGS__" for arg in args for k in arg):
+            yield _site(path, line, end_line, None, False, None,
+                        "in a macro definition: the message comes from the macro's arguments")
+            continue
         if thrown is not None:
             yield _site(path, line, end_line, _THROWN.get(thrown), False,
                         reader.pieces(args[0]) if len(args) == 1 else None)
