@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from diagnose.records.mine.cpp_lexer import Source
 from diagnose.records.mine.cpp_sites import cpp_sites
 from diagnose.records.mine.pattern import made_and_tested
+from diagnose.records.mine.pieces import literal_text
 from diagnose.records.mine.python_sites import python_sites
 from diagnose.records.mine.sites import Site, SiteKind
 from diagnose.records.mine.skeleton import Origin, skeleton, slug_words, wrapper
@@ -130,8 +131,8 @@ def mine(source: str, options: Options) -> MineResult:
             result.files_with_sites += 1
         for site in sites:
             result.sites[site.kind] += 1
-            if site.pieces is None:
-                result.without_message += 1
+            if site.pieces is None or not literal_text(site.pieces):
+                result.without_message += 1  # e.g. raise ValueError(msg), msg built elsewhere
                 continue
             tested = made_and_tested(site.pieces, site.rendering)
             if tested.failure is not None:

@@ -165,6 +165,9 @@ def format_pieces(fmt: str, call: ast.Call | None = None) -> Pieces | None:
         parsed = list(string.Formatter().parse(fmt))
     except ValueError:
         return None
+    heads = [re.match(r"[^.\[]*", f).group() for _, f, _, _ in parsed if f is not None]  # type: ignore[union-attr]
+    if "" in heads and any(h.isdigit() for h in heads):
+        return None  # "{} {0}": Python raises instead of formatting
     for literal, field, spec, conversion in parsed:
         parts.append(Lit(literal))
         if field is None:
