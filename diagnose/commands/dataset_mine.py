@@ -34,29 +34,66 @@ def add_arguments(sub: Any) -> None:
             "write its documentation and solutions before it is shipped."
         ),
     )
-    mine.add_argument("source", metavar="SOURCE",
-                      help="a checkout or unpacked sdist folder, a package folder, a .whl/.zip/"
-                           ".tar.gz archive, or an installed package's import name")
+    mine.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a checkout or unpacked sdist folder, a package folder, a .whl/.zip/"
+        ".tar.gz archive, or an installed package's import name",
+    )
     mine.add_argument("--repo", metavar="OWNER/NAME", help="GitHub repository of the source")
-    mine.add_argument("--commit", metavar="SHA",
-                      help="full 40-hex commit the source is at (with --repo: githubUrl)")
-    mine.add_argument("--prefix", default="", metavar="DIR/",
-                      help="folder of the package inside the repository (e.g. src/)")
-    mine.add_argument("--out", metavar="FILE.jsonl|DIR|-",
-                      help="where to write the skeletons (default: none, summary only)")
-    mine.add_argument("--kind", default="raise,warn,cpp", metavar="KINDS",
-                      help="comma-separated site kinds: raise, warn, log, cpp (default "
-                           "raise,warn,cpp)")
-    mine.add_argument("--include", action="append", default=[], metavar="GLOB",
-                      help="only repository paths matching GLOB (repeatable)")
-    mine.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                      help="leave out repository paths matching GLOB (repeatable)")
-    mine.add_argument("--max-file-size", type=int, default=2 * 1024 * 1024, metavar="BYTES",
-                      help="skip files larger than this (default 2 MiB)")
-    mine.add_argument("--context", type=int, default=18, metavar="N",
-                      help="source lines kept before and after each site (default 18)")
-    mine.add_argument("--format", choices=("text", "json"), default="text",
-                      help="summary format (default text)")
+    mine.add_argument(
+        "--commit",
+        metavar="SHA",
+        help="full 40-hex commit the source is at (with --repo: githubUrl)",
+    )
+    mine.add_argument(
+        "--prefix",
+        default="",
+        metavar="DIR/",
+        help="folder of the package inside the repository (e.g. src/)",
+    )
+    mine.add_argument(
+        "--out",
+        metavar="FILE.jsonl|DIR|-",
+        help="where to write the skeletons (default: none, summary only)",
+    )
+    mine.add_argument(
+        "--kind",
+        default="raise,warn,cpp",
+        metavar="KINDS",
+        help="comma-separated site kinds: raise, warn, log, cpp (default raise,warn,cpp)",
+    )
+    mine.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only repository paths matching GLOB (repeatable)",
+    )
+    mine.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out repository paths matching GLOB (repeatable)",
+    )
+    mine.add_argument(
+        "--max-file-size",
+        type=int,
+        default=2 * 1024 * 1024,
+        metavar="BYTES",
+        help="skip files larger than this (default 2 MiB)",
+    )
+    mine.add_argument(
+        "--context",
+        type=int,
+        default=18,
+        metavar="N",
+        help="source lines kept before and after each site (default 18)",
+    )
+    mine.add_argument(
+        "--format", choices=("text", "json"), default="text", help="summary format (default text)"
+    )
 
 
 def safe(text: object) -> str:
@@ -71,8 +108,10 @@ def _options(args: argparse.Namespace) -> Any:
     kinds = [k.strip() for k in args.kind.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
-        raise UsageError(f"--kind: unknown kind {unknown[0] if unknown else '(none)'!r}; "
-                         f"choose from {', '.join(KINDS)}")
+        raise UsageError(
+            f"--kind: unknown kind {unknown[0] if unknown else '(none)'!r}; "
+            f"choose from {', '.join(KINDS)}"
+        )
     if args.repo is not None and not _REPO.fullmatch(args.repo):
         raise UsageError(f"--repo: {args.repo!r} is not OWNER/NAME")
     if args.commit is not None and not _SHA.fullmatch(args.commit):
@@ -81,9 +120,14 @@ def _options(args: argparse.Namespace) -> Any:
         raise UsageError("--max-file-size must be positive and --context not negative")
     prefix = args.prefix.strip("/")
     return Options(
-        repo=args.repo, commit=args.commit, prefix=prefix + "/" if prefix else "",
-        kinds=frozenset(kinds), include=tuple(args.include), exclude=tuple(args.exclude),
-        max_file_size=args.max_file_size, context=args.context,
+        repo=args.repo,
+        commit=args.commit,
+        prefix=prefix + "/" if prefix else "",
+        kinds=frozenset(kinds),
+        include=tuple(args.include),
+        exclude=tuple(args.exclude),
+        max_file_size=args.max_file_size,
+        context=args.context,
     )
 
 
@@ -117,8 +161,9 @@ def _check_out(path: Path) -> None:
             raise UsageError(f"--out {path}: no such folder {path.parent}")
         return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UsageError(f"--out {path}: exists and is not an empty folder (give a new "
-                         "folder, or a .jsonl file)")
+        raise UsageError(
+            f"--out {path}: exists and is not an empty folder (give a new folder, or a .jsonl file)"
+        )
 
 
 def _line(wrapper: dict) -> str:
@@ -158,18 +203,24 @@ def _text(result: Any, out: str | None) -> str:
     ]
     for failure in result.failures:
         site = failure.site
-        lines.append(f"  failed {safe(site.path)}:{site.line} ({site.kind}): {safe(failure.reason)}")
-    lines.append(f"{result.without_message} sites spell out no message at the site (not written); "
-                 f"{result.files_read} files read, {len(result.skipped)} skipped, "
-                 f"{result.seconds:.1f} s")
+        lines.append(
+            f"  failed {safe(site.path)}:{site.line} ({site.kind}): {safe(failure.reason)}"
+        )
+    lines.append(
+        f"{result.without_message} sites spell out no message at the site (not written); "
+        f"{result.files_read} files read, {len(result.skipped)} skipped, "
+        f"{result.seconds:.1f} s"
+    )
     lines += [f"note: {safe(note)}" for note in result.notes]
     if out is None:
         lines.append("nothing written: give --out FILE.jsonl (or a folder) for the skeletons")
     elif result.wrappers:
         where = "stdout" if out == "-" else safe(out)
-        lines.append(f"wrote {len(result.wrappers)} skeletons to {where}: write each one's text "
-                     "(documentation, solutions, ...) and drop the tag `skeleton` before it "
-                     "is shipped")
+        lines.append(
+            f"wrote {len(result.wrappers)} skeletons to {where}: write each one's text "
+            "(documentation, solutions, ...) and drop the tag `skeleton` before it "
+            "is shipped"
+        )
     return "\n".join(lines)
 
 
@@ -182,8 +233,13 @@ def _summary(result: Any, out: str | None) -> dict[str, Any]:
         "files_read": result.files_read,
         "self_tested_ok": len(result.wrappers),
         "failed": [
-            {"path": f.site.path, "line": f.site.line, "kind": f.site.kind,
-             "pattern": f.pattern, "reason": f.reason}
+            {
+                "path": f.site.path,
+                "line": f.site.line,
+                "kind": f.site.kind,
+                "pattern": f.pattern,
+                "reason": f.reason,
+            }
             for f in result.failures
         ],
         "without_message": result.without_message,

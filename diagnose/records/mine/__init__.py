@@ -17,5 +17,12 @@ from __future__ import annotations
 from diagnose.records.mine.miner import Failure, MineResult, Options, mine
 from diagnose.records.mine.skeleton import SKELETON_SOLUTION, SKELETON_TAG, is_skeleton
 
-__all__ = ["SKELETON_SOLUTION", "SKELETON_TAG", "Failure", "MineResult", "Options", "is_skeleton",
-           "mine"]
+__all__ = [
+    "SKELETON_SOLUTION",
+    "SKELETON_TAG",
+    "Failure",
+    "MineResult",
+    "Options",
+    "is_skeleton",
+    "mine",
+]

@@ -30,9 +30,24 @@ _TOKEN = re.compile(
 )
 # "#define NAME" or "#define NAME(params)": what follows is the macro's body
 _DEFINE = re.compile(r"\#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^)\n]*\))?")
-_ESCAPE = re.compile(r"\\(?:\n|[0-7]{1,3}|x[0-9A-Fa-f]+|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
-_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-           "\\": "\\", "'": "'", '"': '"', "?": "?", "\n": "", "e": "\x1b"}
+_ESCAPE = re.compile(
+    r"\\(?:\n|[0-7]{1,3}|x[0-9A-Fa-f]+|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL
+)
+_SIMPLE = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+    "\n": "",
+    "e": "\x1b",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,9 +155,7 @@ class _Reader:
         toks = [self.tokens[i] for i in idx]
         if all(t.kind in ("str", "ident") for t in toks) and any(t.kind == "str" for t in toks):
             # "a" "b" joined by the compiler, or "%" PRId64-style macros between literals
-            return joined(
-                Lit(t.value or "") if t.kind == "str" else hole(t.text) for t in toks
-            )
+            return joined(Lit(t.value or "") if t.kind == "str" else hole(t.text) for t in toks)
         call = self._call(idx)
         if call is not None:
             name, args = call
@@ -200,8 +198,9 @@ class _Reader:
     def _call(self, idx: list[int]) -> tuple[str, list[list[int]]] | None:
         """``name(args)`` when the operand is exactly one call of a (qualified) name."""
         k = 0
-        while k < len(idx) and (self.tokens[idx[k]].kind == "ident"
-                                or self.tokens[idx[k]].text == "::"):
+        while k < len(idx) and (
+            self.tokens[idx[k]].kind == "ident" or self.tokens[idx[k]].text == "::"
+        ):
             k += 1
         if k == 0 or k >= len(idx) or self.tokens[idx[k]].text != "(":
             return None
@@ -233,7 +232,12 @@ def _sites(source: Source, path: str) -> Iterator[Site]:
         macro = MACROS.get(tok.text)
         thrown = None
         if macro is None:
-            if before == "::" and i >= 3 and tokens[i - 2].text == "std" and tokens[i - 3].text == "throw":
+            if (
+                before == "::"
+                and i >= 3
+                and tokens[i - 2].text == "std"
+                and tokens[i - 3].text == "throw"
+            ):
                 thrown = tok.text
             else:
                 continue
@@ -244,18 +248,32 @@ def _sites(source: Source, path: str) -> Iterator[Site]:
         line = source.line_of(tok.start)
         end_line = source.line_of(tokens[close].start)
         if any(tokens[k].text == "__VA_ARGS__" for arg in args for k in arg):
-            yield _site(path, line, end_line, None, False, None,
-                        "in a macro definition: the message comes from the macro's arguments")
+            yield _site(
+                path,
+                line,
+                end_line,
+                None,
+                False,
+                None,
+                "in a macro definition: the message comes from the macro's arguments",
+            )
             continue
         if thrown is not None:
-            yield _site(path, line, end_line, _THROWN.get(thrown), False,
-                        reader.pieces(args[0]) if len(args) == 1 else None)
+            yield _site(
+                path,
+                line,
+                end_line,
+                _THROWN.get(thrown),
+                False,
+                reader.pieces(args[0]) if len(args) == 1 else None,
+            )
             continue
         yield _macro_site(macro, args, reader, path, line, end_line)  # type: ignore[arg-type]
 
 
-def _macro_site(macro: _Macro, args: list[list[int]], reader: _Reader, path: str, line: int,
-                end_line: int) -> Site:
+def _macro_site(
+    macro: _Macro, args: list[list[int]], reader: _Reader, path: str, line: int, end_line: int
+) -> Site:
     error_class = macro.error_class
     rest = args
     if macro.typed:
@@ -291,10 +309,23 @@ def _macro_site(macro: _Macro, args: list[list[int]], reader: _Reader, path: str
     return _site(path, line, end_line, error_class, macro.warning, pieces)
 
 
-def _site(path: str, line: int, end_line: int, error_class: str | None, warning: bool,
-          pieces: Pieces | None, note: str | None = None) -> Site:
+def _site(
+    path: str,
+    line: int,
+    end_line: int,
+    error_class: str | None,
+    warning: bool,
+    pieces: Pieces | None,
+    note: str | None = None,
+) -> Site:
     return Site(
-        path, "cpp", line, end_line, error_class,
-        "warning" if warning else "exception", "warning" if warning else "error",
-        pieces, note if pieces is None else None,
+        path,
+        "cpp",
+        line,
+        end_line,
+        error_class,
+        "warning" if warning else "exception",
+        "warning" if warning else "error",
+        pieces,
+        note if pieces is None else None,
     )

@@ -97,8 +97,13 @@ def _suffixes(kinds: frozenset[SiteKind]) -> tuple[str, ...]:
 def mine(source: str, options: Options) -> MineResult:
     """Mine ``source`` (a folder, an archive or an installed package; see ``sources.py``)."""
     started = time.perf_counter()
-    selection = Selection(_suffixes(options.kinds), options.include, options.exclude,
-                          options.max_file_size, options.prefix)
+    selection = Selection(
+        _suffixes(options.kinds),
+        options.include,
+        options.exclude,
+        options.max_file_size,
+        options.prefix,
+    )
     tree = open_source(source, selection)
     result = MineResult(source, notes=list(tree.notes))
     commit = options.commit
@@ -142,8 +147,15 @@ def mine(source: str, options: Options) -> MineResult:
             slugs[base] += 1
             slug = base if slugs[base] == 1 else f"{base}-{slugs[base]}"
             key = (site.path, tested.pattern)
-            record = skeleton(site, tested, lines, origin, context=options.context, slug=slug,
-                              occurrence=occurrences[key])
+            record = skeleton(
+                site,
+                tested,
+                lines,
+                origin,
+                context=options.context,
+                slug=slug,
+                occurrence=occurrences[key],
+            )
             occurrences[key] += 1
             result.wrappers.append(wrapper(record, stamp))
     result.seconds = time.perf_counter() - started

@@ -116,7 +116,9 @@ def _printf_args(right: ast.expr) -> tuple[list[ast.expr] | None, dict[str, ast.
     return [right], None
 
 
-def printf_pieces(fmt: str, right: ast.expr | None, args: list[ast.expr] | None = None) -> Pieces | None:
+def printf_pieces(
+    fmt: str, right: ast.expr | None, args: list[ast.expr] | None = None
+) -> Pieces | None:
     """``fmt % right`` (or logging's ``fmt, *args``) as pieces; None when ``fmt`` is not a
     valid printf format (Python would raise, so the site never shows that message)."""
     if args is None:

@@ -21,8 +21,13 @@ from diagnose.records.mine.sites import Site, SiteKind
 
 _CLASS_NAME = re.compile(r"_?[A-Z][A-Za-z0-9_]*")
 _LOG_METHODS = {
-    "warning": "warning", "warn": "warning", "warning_once": "warning",
-    "error": "error", "critical": "error", "exception": "error", "fatal": "error",
+    "warning": "warning",
+    "warn": "warning",
+    "warning_once": "warning",
+    "error": "error",
+    "critical": "error",
+    "exception": "error",
+    "fatal": "error",
 }
 _LOG_CALL = re.compile(r"\.(?:warning|warn|warning_once|error|critical|exception|fatal)\s*\(")
 _LOGGER_NAME = re.compile(r"(?i).*log(?:ger)?$|logging")
@@ -113,8 +118,11 @@ class _Finder:
                         if alias.name == "warn":
                             self.warn_names.add(alias.asname or "warn")
         stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
-        handlers = {ast.Raise: self.visit_Raise, ast.Assert: self.visit_Assert,
-                    ast.Call: self.visit_Call}
+        handlers = {
+            ast.Raise: self.visit_Raise,
+            ast.Assert: self.visit_Assert,
+            ast.Call: self.visit_Call,
+        }
         scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
         # raise and assert are statements: without calls to look for, only bodies are walked
         fields = None if calls else _BODIES
@@ -143,14 +151,31 @@ class _Finder:
             scope = self._scopes[id(node)] = _Scope(node)
         return scope.resolve(name, line)
 
-    def _site(self, kind: SiteKind, node: ast.AST, cls: str | None, message: ast.expr | None,
-              error_type: str, severity: str, note: str | None = None) -> None:
+    def _site(
+        self,
+        kind: SiteKind,
+        node: ast.AST,
+        cls: str | None,
+        message: ast.expr | None,
+        error_type: str,
+        severity: str,
+        note: str | None = None,
+    ) -> None:
         pieces = None if message is None else message_pieces(message, self._resolve)
-        self.sites.append(Site(
-            self.path, kind, node.lineno, node.end_lineno or node.lineno, cls, error_type,
-            severity, pieces, note if message is None else None,
-            "repr" if cls is not None and cls.rsplit(".", 1)[-1] == "KeyError" else "str",
-        ))
+        self.sites.append(
+            Site(
+                self.path,
+                kind,
+                node.lineno,
+                node.end_lineno or node.lineno,
+                cls,
+                error_type,
+                severity,
+                pieces,
+                note if message is None else None,
+                "repr" if cls is not None and cls.rsplit(".", 1)[-1] == "KeyError" else "str",
+            )
+        )
 
     def visit_Raise(self, node: ast.Raise) -> None:
         if "raise" not in self.kinds or node.exc is None:
@@ -159,22 +184,37 @@ class _Finder:
         if isinstance(exc, ast.Call):
             name = dotted(exc.func)
             if not _is_class(name):
-                self._site("raise", node, None, None, "exception", "error",
-                           f"raises what {name or 'a call'}(...) returns")
+                self._site(
+                    "raise",
+                    node,
+                    None,
+                    None,
+                    "exception",
+                    "error",
+                    f"raises what {name or 'a call'}(...) returns",
+                )
                 return
             message = _first_arg(exc, ("msg", "message"))
             if message is None:
                 self._site("raise", node, name, None, "exception", "error", "no message")
             elif len(exc.args) > 1:
-                self._site("raise", node, name, None, "exception", "error",
-                           "several arguments: the message is their tuple")
+                self._site(
+                    "raise",
+                    node,
+                    name,
+                    None,
+                    "exception",
+                    "error",
+                    "several arguments: the message is their tuple",
+                )
             else:
                 self._site("raise", node, name, message, "exception", "error")
             return
         name = dotted(exc)
         note = "no message" if _is_class(name) else "re-raises an exception object"
-        self._site("raise", node, name if _is_class(name) else None, None, "exception",
-                   "error", note)
+        self._site(
+            "raise", node, name if _is_class(name) else None, None, "exception", "error", note
+        )
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if "raise" in self.kinds and node.msg is not None:
@@ -208,15 +248,28 @@ class _Finder:
         message = _first_arg(node, ("msg",))
         if message is None:
             return
-        if (len(node.args) > 1 and isinstance(message, ast.Constant)
-                and isinstance(message.value, str)):
+        if (
+            len(node.args) > 1
+            and isinstance(message, ast.Constant)
+            and isinstance(message.value, str)
+        ):
             pieces = printf_pieces(message.value, None, list(node.args[1:]))
             if pieces is None:  # logging prints its own error instead of the message
                 return
         else:
             pieces = message_pieces(message, self._resolve)
-        self.sites.append(Site(self.path, "log", node.lineno, node.end_lineno or node.lineno,
-                               None, "log", level, joined([pieces])))
+        self.sites.append(
+            Site(
+                self.path,
+                "log",
+                node.lineno,
+                node.end_lineno or node.lineno,
+                None,
+                "log",
+                level,
+                joined([pieces]),
+            )
+        )
 
 
 def _first_arg(call: ast.Call, keywords: tuple[str, ...]) -> ast.expr | None:
@@ -234,8 +287,9 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
-def python_sites(tree: ast.Module, path: str, kinds: frozenset[SiteKind],
-                 text: str | None = None) -> list[Site]:
+def python_sites(
+    tree: ast.Module, path: str, kinds: frozenset[SiteKind], text: str | None = None
+) -> list[Site]:
     """Every site of the kinds asked for in a parsed file, in source order.
 
     ``text``, the file's source, lets the walk skip what cannot be there: calls when it never
@@ -243,8 +297,10 @@ def python_sites(tree: ast.Module, path: str, kinds: frozenset[SiteKind],
     ``from warnings import``.
     """
     finder = _Finder(path, kinds)
-    calls = text is None or ("warn" in kinds and "warn" in text) or (
-        "log" in kinds and _LOG_CALL.search(text) is not None)
+    calls = (
+        text is None
+        or ("warn" in kinds and "warn" in text)
+        or ("log" in kinds and _LOG_CALL.search(text) is not None)
+    )
     finder.run(tree, text is None or "from warnings import" in text, calls)
     return sorted(finder.sites, key=lambda s: (s.line, s.end_line))
-

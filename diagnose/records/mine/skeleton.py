@@ -70,8 +70,16 @@ def record_id(repo: str | None, path: str, pattern: str, occurrence: int) -> str
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def skeleton(site: Site, tested: Tested, lines: Sequence[str], origin: Origin, *,
-             context: int, slug: str, occurrence: int = 0) -> dict[str, Any]:
+def skeleton(
+    site: Site,
+    tested: Tested,
+    lines: Sequence[str],
+    origin: Origin,
+    *,
+    context: int,
+    slug: str,
+    occurrence: int = 0,
+) -> dict[str, Any]:
     """The record of one site whose pattern passed its self-test, in the upstream key order."""
     start = max(1, site.line - context)
     end = min(len(lines), max(site.end_line, site.line + context))

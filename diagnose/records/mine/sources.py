@@ -103,7 +103,11 @@ def open_source(source: str, selection: Selection) -> Tree:
     located = _installed(source)
     if located is None:
         raise UsageError(f"{source}: no such file or folder, and no installed package of that name")
-    return _folder(located, selection) if located.is_dir() else Tree(source, _single(located, selection))
+    return (
+        _folder(located, selection)
+        if located.is_dir()
+        else Tree(source, _single(located, selection))
+    )
 
 
 def _installed(name: str) -> Path | None:
@@ -169,8 +173,11 @@ def _read_file(path: Path, root: Path, repo_path: str, max_size: int) -> SourceF
         if path.is_symlink():
             target = path.resolve()
             inside = target == root or root in target.parents
-            why = ("a symbolic link (its target is mined under its own path)" if inside
-                   else "a symbolic link out of the tree (not followed)")
+            why = (
+                "a symbolic link (its target is mined under its own path)"
+                if inside
+                else "a symbolic link out of the tree (not followed)"
+            )
             return SourceFile(repo_path, None, why)
         size = path.stat().st_size
         if size > max_size:
@@ -221,8 +228,9 @@ def _zip_read(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes | None
         return None
 
 
-def _zip_files(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo],
-               selection: Selection) -> Iterator[SourceFile]:
+def _zip_files(
+    archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], selection: Selection
+) -> Iterator[SourceFile]:
     with archive:
         for member in members:
             name = _safe_member(member.filename)
@@ -236,8 +244,11 @@ def _zip_files(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo],
                 yield SourceFile(repo_path, None, "not a regular file in the archive")
                 continue
             if member.file_size > selection.max_size:
-                yield SourceFile(repo_path, None,
-                                 f"{member.file_size} bytes, over the {selection.max_size}-byte cap")
+                yield SourceFile(
+                    repo_path,
+                    None,
+                    f"{member.file_size} bytes, over the {selection.max_size}-byte cap",
+                )
                 continue
             data = _zip_read(archive, member)
             if data is None or len(data) > selection.max_size:
@@ -248,22 +259,28 @@ def _zip_files(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo],
 
 def _tar(path: Path, selection: Selection) -> Tree:
     try:
-        archive = tarfile.open(path)
+        archive = tarfile.open(path)  # noqa: SIM115 - read lazily, closed by _tar_files
         members = archive.getmembers()
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise UsageError(f"{path}: not a readable tar archive: {exc}") from None
     names = [_safe_member(m.name) for m in members]
     tops = {n.split("/", 1)[0] for n in names if n}
-    strip = len(tops) == 1 and all(n is None or "/" in n or m.isdir()
-                                   for n, m in zip(names, members, strict=True))
+    strip = len(tops) == 1 and all(
+        n is None or "/" in n or m.isdir() for n, m in zip(names, members, strict=True)
+    )
     tree = Tree(str(path), _tar_files(archive, members, names, strip, selection))
     if strip:
         tree.notes.append(f"paths are relative to the archive's top folder {next(iter(tops))}/")
     return tree
 
 
-def _tar_files(archive: tarfile.TarFile, members: list[tarfile.TarInfo], names: list[str | None],
-               strip: bool, selection: Selection) -> Iterator[SourceFile]:
+def _tar_files(
+    archive: tarfile.TarFile,
+    members: list[tarfile.TarInfo],
+    names: list[str | None],
+    strip: bool,
+    selection: Selection,
+) -> Iterator[SourceFile]:
     with archive:
         for member, name in zip(members, names, strict=True):
             if name is None or member.isdir():
@@ -279,8 +296,9 @@ def _tar_files(archive: tarfile.TarFile, members: list[tarfile.TarInfo], names: 
                 yield SourceFile(repo_path, None, "not a regular file in the archive (a link?)")
                 continue
             if member.size > selection.max_size:
-                yield SourceFile(repo_path, None,
-                                 f"{member.size} bytes, over the {selection.max_size}-byte cap")
+                yield SourceFile(
+                    repo_path, None, f"{member.size} bytes, over the {selection.max_size}-byte cap"
+                )
                 continue
             try:
                 fh = archive.extractfile(member)

@@ -28,21 +28,33 @@ def _record(snippet: str) -> dict:
     return at_line(RECORDS, PATH, _line_of(snippet))
 
 
-@pytest.mark.parametrize(("snippet", "error_class", "pattern"), [
-    ('TORCH_CHECK(self.dim() == 2, "self', "RuntimeError", "self must be a matrix"),
-    ("TORCH_CHECK_INDEX(", "IndexError",
-     "index .*? is out of bounds for dimension .*? with size"),
-    ("TORCH_CHECK_VALUE(", "ValueError", "dim must be non-negative, got"),
-    ("TORCH_CHECK_TYPE(", "TypeError", "expected a floating point tensor, got"),
-    ("TORCH_CHECK_NOT_IMPLEMENTED(", "NotImplementedError", "select is not implemented for"),
-    ("AT_ERROR(", "RuntimeError", r'Unsupported layout: .*? \(expected "strided"\)'),
-    ("C10_THROW_ERROR(", "ValueError", "bad reduction: .*? is not valid"),
-    ("TORCH_CHECK_WITH(", "torch.OutOfMemoryError",
-     r"CUDA out of memory\. Tried to allocate .*? \(GPU .*?; .*? total\)"),
-    ("TORCH_WARN_ONCE(", "UserWarning",
-     r"select with a negative index is deprecated; use .*?\.narrow\(.*?, \.\.\.\) instead"),
-    ("throw std::runtime_error", "RuntimeError", "NCCL error in: .*?, unhandled system error"),
-])
+@pytest.mark.parametrize(
+    ("snippet", "error_class", "pattern"),
+    [
+        ('TORCH_CHECK(self.dim() == 2, "self', "RuntimeError", "self must be a matrix"),
+        (
+            "TORCH_CHECK_INDEX(",
+            "IndexError",
+            "index .*? is out of bounds for dimension .*? with size",
+        ),
+        ("TORCH_CHECK_VALUE(", "ValueError", "dim must be non-negative, got"),
+        ("TORCH_CHECK_TYPE(", "TypeError", "expected a floating point tensor, got"),
+        ("TORCH_CHECK_NOT_IMPLEMENTED(", "NotImplementedError", "select is not implemented for"),
+        ("AT_ERROR(", "RuntimeError", r'Unsupported layout: .*? \(expected "strided"\)'),
+        ("C10_THROW_ERROR(", "ValueError", "bad reduction: .*? is not valid"),
+        (
+            "TORCH_CHECK_WITH(",
+            "torch.OutOfMemoryError",
+            r"CUDA out of memory\. Tried to allocate .*? \(GPU .*?; .*? total\)",
+        ),
+        (
+            "TORCH_WARN_ONCE(",
+            "UserWarning",
+            r"select with a negative index is deprecated; use .*?\.narrow\(.*?, \.\.\.\) instead",
+        ),
+        ("throw std::runtime_error", "RuntimeError", "NCCL error in: .*?, unhandled system error"),
+    ],
+)
 def test_each_macro_gives_its_class_and_pattern(snippet, error_class, pattern):
     record = _record(snippet)
     assert record["errorClass"] == error_class
@@ -66,20 +78,26 @@ def test_a_check_without_message_gets_torchs_default_with_the_condition_stringiz
 
 def test_an_internal_assert_names_the_file_and_keeps_the_callers_text():
     record = _record("TORCH_INTERNAL_ASSERT(")
-    seen = ('self.defined() INTERNAL ASSERT FAILED at "/pytorch/csrc/checks.cpp":32, please '
-            "report a bug to PyTorch. select got an undefined tensor")
+    seen = (
+        'self.defined() INTERNAL ASSERT FAILED at "/pytorch/csrc/checks.cpp":32, please '
+        "report a bug to PyTorch. select got an undefined tensor"
+    )
     assert re.search(record["messagePattern"], seen)
 
 
 def test_raw_strings_escapes_and_prefixes_are_decoded():
-    record = _record("R\"(raw")
+    record = _record('R"(raw')
     assert record["errorMessage"].startswith('raw "quoted" text \\n stays; wide')
 
 
 def test_comments_strings_and_macro_names_are_not_sites_but_macro_bodies_are():
     lines = {r["lineNumber"] for r in RECORDS}
-    for snippet in ("a comment is not a site", "nor is a block comment", "nor a string",
-                    "#define TORCH_CHECK"):
+    for snippet in (
+        "a comment is not a site",
+        "nor is a block comment",
+        "nor a string",
+        "#define TORCH_CHECK",
+    ):
         assert _line_of(snippet) not in lines, snippet
     inside_define = _record("  TORCH_CHECK(    ")
     assert inside_define["messagePattern"].startswith("mat1 and mat2 shapes cannot be multiplied")
@@ -113,7 +131,10 @@ def test_the_mined_pattern_finds_the_message_torch_prints():
 
 
 def test_every_mined_cpp_pattern_passes_its_self_test():
-    tested = [made_and_tested(s.pieces) for s in cpp_sites(Source(TEXT), PATH)
-              if s.pieces and literal_text(s.pieces)]
+    tested = [
+        made_and_tested(s.pieces)
+        for s in cpp_sites(Source(TEXT), PATH)
+        if s.pieces and literal_text(s.pieces)
+    ]
     assert len(tested) == len(RECORDS) == 14
     assert all(t.failure is None for t in tested)

@@ -41,7 +41,7 @@ def _raised(function, *args) -> str:
     """The exception line a user sees (``KeyError: 'x'`` quotes the message)."""
     try:
         function(*args)
-    except BaseException as exc:  # noqa: BLE001 - whatever the fixture raises
+    except BaseException as exc:  # whatever the fixture raises
         return traceback.format_exception_only(exc)[-1].rstrip("\n")
     raise AssertionError("did not raise")
 
@@ -75,7 +75,8 @@ def test_each_form_reads_its_literal_text_and_holes():
     patterns = {name: _record_in(getattr(MODULE, name))["messagePattern"] for name, *_ in CASES}
     assert patterns["plain"] == "Expected a non-empty batch, got nothing"
     assert patterns["joined_lines"] == (
-        "Gradient accumulation needs an integer number of steps; see the training guide\\."
+        "Gradient accumulation needs an integer number of steps per optimizer update; "
+        "see the training guide for how the effective batch size is computed\\."
     )
     assert patterns["fstring"] == "Module .*? expects a .*?-D input, got .*?-D instead"
     assert patterns["fstring_int"] == r"warmup_steps must be below total steps, got -?\d+ steps"
@@ -87,8 +88,10 @@ def test_each_form_reads_its_literal_text_and_holes():
 
 
 def test_warnings_carry_their_category_and_match_the_warning_text():
-    for name, args, category in [("deprecated", ("fit_loop",), "FutureWarning"),
-                                 ("warned_default", (), "UserWarning")]:
+    for name, args, category in [
+        ("deprecated", ("fit_loop",), "FutureWarning"),
+        ("warned_default", (), "UserWarning"),
+    ]:
         function = getattr(MODULE, name)
         record = _record_in(function)
         with warnings.catch_warnings(record=True) as caught:
