@@ -190,6 +190,10 @@ def _write(path: Path, wrappers: list[dict]) -> None:
         raise UsageError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _counts(result: Any) -> str:
     kinds = [k for k in KIND_WORDS if result.sites.get(k)] or ["raise", "warn", "cpp"]
     return ", ".join(f"{result.sites.get(k, 0)} {KIND_WORDS[k]}" for k in kinds)
@@ -197,7 +201,8 @@ def _counts(result: Any) -> str:
 
 def _text(result: Any, out: str | None) -> str:
     lines = [
-        f"{result.total_sites} sites in {result.files_with_sites} files: {_counts(result)}; "
+        f"{_n(result.total_sites, 'site')} in {_n(result.files_with_sites, 'file')}: "
+        f"{_counts(result)}; "
         f"{len(result.wrappers)} patterns self-tested OK, {len(result.failures)} failed"
         + (" (listed)" if result.failures else "")
     ]
