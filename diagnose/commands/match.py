@@ -40,13 +40,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from diagnose.matcher import Matcher
+    from diagnose.matcher import Matcher, field_of
     from diagnose.records import load_records
 
     text = _read_message(args.message)
     records = _load(args.dataset, load_records)
     matcher = Matcher(records)
     result = matcher.search(text, limit=args.limit, nearest=3)
+    for record, why in matcher.problems:
+        print(f"diagnose: warning: record {field_of(record, 'id')}: {why}", file=sys.stderr)
+    for record in matcher.timeouts:
+        print(
+            f"diagnose: warning: record {field_of(record, 'id')}: its messagePattern ran past "
+            f"its time bound and was counted as not matching",
+            file=sys.stderr,
+        )
     if args.format == "json":
         print(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
     else:

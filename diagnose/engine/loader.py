@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from diagnose.engine.conditions import Node, walk_tests
 from diagnose.facts.catalog import FACTS
 from diagnose.facts.symptoms import TITLES
 from diagnose.paths import rules_dir
+from diagnose.regexbound import UnboundedPattern, compile_bounded
 
 RULE_SUFFIXES = (".yaml", ".yml")
 FIXES_FILE = "_fixes.yaml"
@@ -299,8 +299,8 @@ def _check_conditions(node: Node | None, root: yaml.Node | None) -> None:
             )
         if node["operator"] == "matches":
             try:
-                re.compile(node["value"])
-            except re.error as exc:
+                compile_bounded(node["value"])
+            except UnboundedPattern as exc:
                 raise _Located(_line(root, [*path, "value"]), f"bad regular expression: {exc}") from None
 
     if node is not None:
