@@ -7,8 +7,9 @@ with ``fstat`` to be a regular file, and read up to its cap plus one byte, so an
 gets one line (:class:`UserFileError`) in bounded time and memory.
 
 The caps hold real data with room to spare: records files 1 GiB (the loader is benchmarked on
-a 196 MB file), reports 256 MiB, logs read by ``diagnose match`` 1 GiB (only their tail is
-matched), rule and config files 4 MiB.
+a 196 MB file), reports 256 MiB, rule and config files 4 MiB. A log for ``diagnose match`` is
+only read from its end (:data:`LOG_TAIL`, more than the matcher looks at): a file by seeking,
+stdin by keeping the last bytes of at most :data:`STDIN_CAP`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 MiB = 1 << 20
 RECORDS_CAP = 1024 * MiB
 REPORT_CAP = 256 * MiB
-LOG_CAP = 1024 * MiB
+LOG_TAIL = 8 * MiB  # the matcher reads the last 2M characters of a log
+STDIN_CAP = 256 * MiB
 RULES_CAP = 4 * MiB
 CONFIG_CAP = 4 * MiB
 
@@ -47,11 +50,12 @@ def size_words(cap: int) -> str:
     return f"{cap // MiB} MiB" if cap >= MiB else f"{cap} bytes"
 
 
-def read_bytes(path: str | Path, cap: int) -> bytes:
+def read_bytes(path: str | Path, cap: int, tail: bool = False) -> bytes:
     """The bytes of the regular file at ``path``, at most ``cap`` of them.
 
     Raises :class:`UserFileError` (one line) for a missing path, anything that is not a
-    regular file, and a file larger than ``cap``.
+    regular file, and a file larger than ``cap`` -- unless ``tail``: then its last ``cap``
+    bytes are the answer.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -66,6 +70,9 @@ def read_bytes(path: str | Path, cap: int) -> bytes:
         if not stat.S_ISREG(mode):
             raise UserFileError(f"{path}: not a regular file ({kind_of(mode)})")
         with os.fdopen(fd, "rb", closefd=False) as fh:
+            if tail:
+                fh.seek(max(0, os.fstat(fd).st_size - cap))
+                return fh.read(cap)
             data = fh.read(cap + 1)
     except OSError as exc:
         raise UserFileError(f"{path}: cannot read: {exc.strerror}") from None
@@ -83,3 +90,17 @@ def read_text(path: str | Path, cap: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_stream_tail(stream: Any, tail: int, cap: int) -> bytes | None:
+    """The last ``tail`` bytes of a binary ``stream``, or None when it holds more than ``cap``."""
+    kept = bytearray()
+    total = 0
+    while chunk := stream.read(MiB):
+        total += len(chunk)
+        if total > cap:
+            return None
+        kept += chunk
+        if len(kept) > 2 * tail:
+            del kept[: len(kept) - tail]
+    return bytes(kept[-tail:])
