@@ -16,18 +16,23 @@ class UsageError(Exception):
     """Bad usage or input: the CLI prints the message as one line and exits 2."""
 
 
-def read_user_text(path: Path, what: str, error: type[Exception] = UsageError) -> str:
+def read_user_text(
+    path: Path, what: str, error: type[Exception] = UsageError, cap: int | None = None
+) -> str:
     """A file the user named, as UTF-8 text; ``error`` with one line saying why it can't be.
 
-    ``what`` names the file in the message ("config file", "report file").
+    ``what`` names the file in the message ("config file", "report file"). Only a regular file
+    of at most ``cap`` bytes is read (see :mod:`diagnose.userfiles`; default: a rules/config
+    file's cap), so a FIFO, a device or a huge file is refused in bounded time.
     """
+    from diagnose.userfiles import CONFIG_CAP, UserFileError, read_text
+
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a folder, not a {what}") from None
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+        return read_text(path, CONFIG_CAP if cap is None else cap)
+    except UserFileError as exc:
+        message = str(exc)
+        if message == f"{path}: no such file":
+            message = f"{path}: no such {what}"
+        elif message == f"{path}: not a regular file (a folder)":
+            message = f"{path}: is a folder, not a {what}"
+        raise error(message) from None

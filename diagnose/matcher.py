@@ -138,6 +138,11 @@ class Matcher:
         """Records whose pattern was skipped (does not compile, or cannot be bounded)."""
         return [(self.records[i], why) for i, why in sorted(self._patterns.problems.items())]
 
+    @property
+    def timeouts(self) -> list[Any]:
+        """Records whose pattern ran past its time bound on some text (counted as no match)."""
+        return [self.records[i] for i in sorted(self._patterns.timeouts)]
+
     def match(self, message: str, limit: int = 5) -> list[Match]:
         """The confident matches for ``message`` (pattern matches first), at most ``limit``."""
         return self.search(message, limit=limit, nearest=0).matches

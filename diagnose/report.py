@@ -281,20 +281,41 @@ class Report(_Model):
     @classmethod
     def load(cls, path: str | Path) -> Report:
         """Read a saved report. Raises ReportError with one clear line on bad input."""
+        from diagnose.userfiles import REPORT_CAP
+
         path = Path(path)
-        text = read_user_text(path, "report file", ReportError)
+        text = read_user_text(path, "report file", ReportError, cap=REPORT_CAP)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ReportError(
                 f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}"
             ) from None
+        except RecursionError:
+            raise ReportError(f"{path}: not a report: JSON nested too deep") from None
+        except ValueError as exc:  # e.g. an integer past Python's digit limit
+            raise ReportError(f"{path}: not JSON that can be read: {exc}") from None
         return cls.from_data(data, source=str(path))
 
     @classmethod
     def from_data(cls, data: Any, source: str = "<report>") -> Report:
+        """A report from parsed JSON of any shape; ReportError (one line) when it is not one."""
+        try:
+            return cls._from_data(data, source)
+        except ReportError:
+            raise
+        except RecursionError:
+            raise ReportError(f"{source}: not a report: nested too deep") from None
+        except (ValueError, TypeError, OverflowError, KeyError, AttributeError) as exc:
+            reason = " ".join(str(exc).split())[:200]
+            raise ReportError(f"{source}: not a report: {type(exc).__name__}: {reason}") from None
+
+    @classmethod
+    def _from_data(cls, data: Any, source: str) -> Report:
         if not isinstance(data, dict):
             raise ReportError(f"{source}: a report is a JSON object, got {type(data).__name__}")
+        if _deeper_than(data, MAX_DEPTH):
+            raise ReportError(f"{source}: not a report: nested deeper than {MAX_DEPTH} levels")
         version = data.get("version")
         warnings: list[str] = []
         if isinstance(version, int) and version > REPORT_VERSION:
@@ -307,11 +328,29 @@ class Report(_Model):
         except ValidationError as exc:
             err = exc.errors()[0]
             where = "$" + "".join(
-                f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]
+                f"[{p}]" if isinstance(p, int) else f".{json.dumps(str(p))[1:-1]}"
+                for p in err["loc"]
             )
-            raise ReportError(f"{source}: {where}: {err['msg']}") from None
+            message = " ".join(str(err["msg"]).split())
+            raise ReportError(f"{source}: {where}: {message}") from None
         report.warnings = [*warnings, *report.warnings]
         return report
+
+
+MAX_DEPTH = 64  # a real report nests a few levels; the serializer gives up past ~900
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether lists/objects in ``data`` nest more than ``limit`` levels (no recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 class ReportError(ValueError):

@@ -298,7 +298,13 @@ def _add_matches(report: Report, options: RunOptions) -> Report:
     from diagnose.matcher import Matcher
 
     text = event.traceback or f"{event.exception_type}: {event.message}"
-    matches = Matcher(records).match(text, limit=options.match_limit)
+    matcher = Matcher(records)
+    matches = matcher.match(text, limit=options.match_limit)
+    report.warnings += [f"record {r.id}: {why}" for r, why in matcher.problems]
+    report.warnings += [
+        f"record {r.id}: its messagePattern ran past its time bound and was counted as not matching"
+        for r in matcher.timeouts
+    ]
     report.matches = [
         MatchRef(record_id=m.record.id, slug=m.record.slug, score=round(float(m.score), 4),
                  reason=getattr(m, "reason", None), error_message=m.record.errorMessage,

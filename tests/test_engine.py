@@ -445,3 +445,63 @@ def test_a_non_finite_input_of_the_loss_op_means_bad_targets():
     ))
     assert fix_ids(report) == ["sanitize-inputs"]
     assert report.fixes[0].rules == ["nonfinite-targets"]
+
+
+# --- a rule's regular expression runs under a time bound ---------------------------------------
+
+BACKTRACKING_RULE = (
+    "id: {id}\ntitle: t\nsymptom: script-exception\ndescription: d\nwhy: w\n"
+    "conditions: {{fact: event.message, operator: matches, value: '{pattern}'}}\n"
+    "fixes: [{{id: use-bf16, weight: 0.5}}]\n"
+    "tests: {{match: [{{symptom.script-exception: 1, event.message: 'aa'}}],"
+    " no_match: [{{symptom.script-exception: 1, event.message: 'b'}}]}}\n"
+)
+BOUNDED_ANALYZE = """
+import sys
+from pathlib import Path
+from diagnose.engine import analyze
+from diagnose.report import Report
+report = Report.model_validate({"status": "exception", "script": {"path": "train.py"},
+    "event": {"kind": "exception", "message": "a" * 40 + "!"}})
+out = analyze(report, extra_rules=[Path(sys.argv[1])])
+print("\\n".join(out.warnings))
+print("fixes:", [f.id for f in out.fixes])
+"""
+
+
+def _analyze_in_subprocess(rules: Path) -> list[str]:
+    """The warnings and fix ids of a crafted exception report analysed with ``rules``, run in a
+    child with a timeout so that a regression cannot hang the suite."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", BOUNDED_ANALYZE, str(rules)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("pattern", ["(?=(a+)+$)", "(?:x|(a+)+$)", "((a+)+)?$", "(a|aa)+$"])
+def test_a_backtracking_matches_pattern_cannot_hang_the_engine(tmp_path: Path, pattern: str):
+    (tmp_path / "evil.yaml").write_text(BACKTRACKING_RULE.format(id="evil", pattern=pattern))
+    (tmp_path / "fine.yaml").write_text(
+        BACKTRACKING_RULE.format(id="fine", pattern="a!$").replace("use-bf16", "upcast-to-fp32")
+    )
+    out = _analyze_in_subprocess(tmp_path)
+    assert "fixes: ['upcast-to-fp32']" in out  # the other rule still fires, the evil one not
+    named = [line for line in out if "time bound" in line]
+    assert named in ([], [
+        f"rules: {tmp_path / 'evil.yaml'}: rule evil: a `matches` test ran past its time bound "
+        "on event.message; counted as no match"
+    ])
+
+
+def test_a_matches_pattern_that_runs_out_of_time_is_named_with_its_file(tmp_path: Path):
+    (tmp_path / "evil.yaml").write_text(BACKTRACKING_RULE.format(id="evil", pattern="(a|aa)+$"))
+    out = _analyze_in_subprocess(tmp_path)
+    assert (
+        f"rules: {tmp_path / 'evil.yaml'}: rule evil: a `matches` test ran past its time bound "
+        "on event.message; counted as no match"
+    ) in out

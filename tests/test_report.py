@@ -73,3 +73,55 @@ def test_inf_and_nan_survive_a_round_trip(tmp_path):
     outputs = Report.load(path).frames[0].outputs
     assert outputs[0].abs_max == float("inf")
     assert outputs[1].abs_max != outputs[1].abs_max
+
+
+# --- a report of any shape loads or gives one line ---------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=10**300)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from(["NaN", "inf", "-Infinity", "clean", "nonfinite", "exception", ""])
+    | st.text(max_size=8)
+)
+_KEYS = st.sampled_from(
+    ["version", "status", "script", "path", "argv", "event", "kind", "phase", "step", "frames",
+     "history", "config", "lr", "grad_clip", "symptoms", "fixes", "matches", "score", "id",
+     "warnings", "facts", "location", "line"]
+) | st.text(max_size=5)
+_JSON_LIKE = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYS, _JSON_LIKE, max_size=8) | _JSON_LIKE)
+def test_any_json_like_value_is_a_report_or_one_line_report_error(data):
+    try:
+        report = Report.from_data(data, source="crafted.json")
+    except ReportError as exc:
+        message = str(exc)
+        assert message.startswith("crafted.json: ") and "\n" not in message
+    else:
+        assert isinstance(report, Report)
+        json.loads(report.to_json())  # and it can be shown
+
+
+def test_a_value_nested_past_the_recursion_limit_is_one_line_report_error():
+    data: object = []
+    for _ in range(100_000):
+        data = [data]
+    with pytest.raises(ReportError, match="nested deeper than"):
+        Report.from_data({"status": "clean", "script": {"path": "x"}, "config": {"a": data}})
+
+
+def test_a_report_nested_past_what_the_serializer_takes_is_one_line_report_error():
+    data: object = []
+    for _ in range(900):
+        data = [data]
+    with pytest.raises(ReportError, match="nested deeper than"):
+        Report.from_data({"status": "clean", "script": {"path": "x"}, "config": {"a": data}})

@@ -6,6 +6,7 @@ so adding a rule needs no Python but cannot skip its tests.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,49 @@ def test_docs_generator_runs_as_a_module():
         check=True, cwd=ROOT,
     )
     assert out.stdout == render()
+
+
+# --- bounded reading: alias bombs, FIFOs ------------------------------------------------------
+
+LOAD_IN_CHILD = """
+import sys
+from diagnose.engine import load_rules
+rules, problems = load_rules(sys.argv[1], builtin=False)
+print([r.id for r in rules])
+print("\\n".join(map(str, problems)))
+"""
+
+
+def _load_in_child(folder: Path) -> list[str]:
+    """load_rules in a child process with a timeout: a regression cannot hang the suite."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_IN_CHILD, str(folder)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_yaml_alias_bomb_is_a_broken_file_and_the_others_still_load(tmp_path: Path):
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n"
+        for i in range(8)
+    )
+    (tmp_path / "bomb.yaml").write_text(GOOD.format(id="bomb") + bomb)
+    (tmp_path / "good.yaml").write_text(GOOD.format(id="good"))
+    out = _load_in_child(tmp_path)
+    assert out[0] == "['good']"
+    assert out[1:] == [
+        f"{tmp_path / 'bomb.yaml'}: YAML too large / too many aliases (more than 100,000 values "
+        "once aliases are expanded, at line 12)"
+    ]
+
+
+def test_a_fifo_rule_file_is_a_broken_file_and_the_others_still_load(tmp_path: Path):
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "good.yaml").write_text(GOOD.format(id="good"))
+    out = _load_in_child(tmp_path)
+    assert out == ["['good']", f"{tmp_path / 'fifo.yaml'}: cannot read: not a regular file (a FIFO)"]
+    assert _load_in_child(tmp_path / "fifo.yaml") == [
+        "[]", f"{tmp_path / 'fifo.yaml'}: cannot read: not a regular file (a FIFO)"
+    ]

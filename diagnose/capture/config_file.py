@@ -23,8 +23,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from diagnose import yamlsafe
 from diagnose.errors import UsageError, read_user_text
 from diagnose.report import Config
+from diagnose.yamlsafe import YAMLLimitError
 
 PRECISIONS = ("fp32", "fp16", "bf16", "fp64", "fp16-autocast", "bf16-autocast", "mixed",
               "unknown")
@@ -49,11 +51,16 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") \
                 from None
+        except (RecursionError, ValueError) as exc:  # nested too deep, an endless integer
+            raise UsageError(f"{path}: not JSON that can be read: {type(exc).__name__}") \
+                from None
     else:
         try:
-            data = yaml.safe_load(text)
+            data = yamlsafe.load(text)
         except yaml.YAMLError as exc:
             raise UsageError(_yaml_error(path, exc)) from None
+        except YAMLLimitError as exc:
+            raise UsageError(f"{path}: {exc}") from None
         data = _numbers(data)
     if data is None:
         return {}

@@ -70,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
 def _summary(fix_id: str, applied: Applied) -> str:
     """``applied use-bf16 to train.py (original kept as train.py.diagnose-bak)``, naming the
     link too when the script was a symlink."""
-    from diagnose.userfiles import shown
+    from diagnose.userwrite import shown
 
     notes = []
     if os.path.islink(applied.named):

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from diagnose.matcher import Matcher
+    from diagnose.matcher import Matcher, field_of
     from diagnose.matching.divergence import diagnose_log
     from diagnose.matching.dumps import read_dump
     from diagnose.records import load_records
@@ -50,6 +50,14 @@ def main(args: argparse.Namespace) -> int:
     records = _load(args.dataset, load_records)
     matcher = Matcher(records)
     result = matcher.search(text, limit=args.limit, nearest=3)
+    for record, why in matcher.problems:
+        print(f"diagnose: warning: record {field_of(record, 'id')}: {why}", file=sys.stderr)
+    for record in matcher.timeouts:
+        print(
+            f"diagnose: warning: record {field_of(record, 'id')}: its messagePattern ran past "
+            f"its time bound and was counted as not matching",
+            file=sys.stderr,
+        )
     training_log = diagnose_log(text)
     dump = read_dump(text)
     if args.format == "json":
@@ -80,12 +88,12 @@ def _positive(value: str) -> int:
 
 
 def _read_message(words: list[str]) -> str:
-    if len(words) == 1 and words[0] != "-" and Path(words[0]).is_file():
+    if len(words) == 1 and words[0] != "-" and _names_a_file(words[0]):
         text = _read_file(Path(words[0]))
     elif words and words != ["-"]:
         text = " ".join(words)
     elif words == ["-"] or not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = _read_stdin()
     else:
         raise UsageError("no error message: pass MESSAGE, or pipe a log into 'diagnose match -'")
     if not text.strip():
@@ -93,12 +101,38 @@ def _read_message(words: list[str]) -> str:
     return text
 
 
+def _names_a_file(word: str) -> bool:
+    """An existing path that is not a folder (a FIFO or a device too: the reader refuses it)."""
+    try:
+        return Path(word).exists() and not Path(word).is_dir()
+    except (OSError, ValueError):  # a message too long for a path, or with a NUL
+        return False
+
+
 def _read_file(path: Path) -> str:
     """A log or traceback file; bytes that are not UTF-8 (a progress bar's) are replaced."""
+    from diagnose.userfiles import LOG_TAIL, UserFileError, read_bytes
+
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        data = read_bytes(path, LOG_TAIL, tail=True)
+    except UserFileError as exc:
+        raise UsageError(str(exc)) from None
+    return data.decode("utf-8", errors="replace")
+
+
+def _read_stdin() -> str:
+    """The end of a log piped in; an endless pipe is refused after a cap, not read forever."""
+    from diagnose.userfiles import LOG_TAIL, STDIN_CAP, read_stream_tail, size_words
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream put in place of stdin
+        return sys.stdin.read(STDIN_CAP)
+    data = read_stream_tail(stream, LOG_TAIL, STDIN_CAP)
+    if data is None:
+        raise UsageError(
+            f"stdin: more than the {size_words(STDIN_CAP)} a log may have here; "
+            "pipe in its end instead (e.g. tail -c 10M)"
+        )
     return data.decode("utf-8", errors="replace")
 
 

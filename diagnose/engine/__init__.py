@@ -53,7 +53,9 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
     rules, problems = load_rules(*extra)
     catalogue, _ = load_fixes(*extra)
     warnings += [f"rules: {problem}" for problem in problems]
-    fixes = [] if report.status == "clean" else rank(rules, facts, symptoms, catalogue)
+    timeouts: list[str] = []
+    fixes = [] if report.status == "clean" else rank(rules, facts, symptoms, catalogue, timeouts)
+    warnings += [f"rules: {line}" for line in timeouts]
     return report.model_copy(
         update={
             "facts": facts,

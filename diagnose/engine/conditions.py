@@ -4,13 +4,18 @@ Semantics chosen so that a rule never fires by accident on missing evidence: eve
 with a fact that is absent (or null) is false, ``ne`` and ``not_in`` included; test for absence
 with ``missing``. Booleans are not numbers here (``true`` never equals ``1``), and a comparison
 between a number and a string is false rather than an error.
+
+``matches`` runs the rule's regular expression under a time bound (see
+:mod:`diagnose.regexbound`): a search that runs past it counts as no match, and
+:func:`evaluate` names the fact in its ``timeouts`` list so the caller can report it.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from diagnose.regexbound import PatternTimeout, compile_bounded, search
 
 OPERATORS: dict[str, str] = {
     "eq": "the fact equals the value",
@@ -74,22 +79,31 @@ def compare(fact: Any, operator: str, value: Any) -> bool:
         if isinstance(fact, list):
             return any(_same(item, value) for item in fact)
         return False
-    if operator == "matches":
-        return isinstance(fact, str) and re.search(value, fact) is not None
+    if operator == "matches":  # raises PatternTimeout past the time bound
+        return isinstance(fact, str) and search(compile_bounded(value), fact) is not None
     raise ValueError(f"unknown operator {operator!r}")
 
 
-def evaluate(node: Node | None, facts: dict[str, Any]) -> bool:
-    """True when the condition tree holds over the facts (no conditions: always true)."""
+def evaluate(node: Node | None, facts: dict[str, Any], timeouts: list[str] | None = None) -> bool:
+    """True when the condition tree holds over the facts (no conditions: always true).
+
+    A ``matches`` test that runs past its time bound is false; its fact is appended to
+    ``timeouts`` when a list is given.
+    """
     if node is None:
         return True
     if "all" in node:
-        return all(evaluate(child, facts) for child in node["all"])
+        return all(evaluate(child, facts, timeouts) for child in node["all"])
     if "any" in node:
-        return any(evaluate(child, facts) for child in node["any"])
+        return any(evaluate(child, facts, timeouts) for child in node["any"])
     if "not" in node:
-        return not evaluate(node["not"], facts)
-    return compare(facts.get(node["fact"]), node["operator"], node.get("value"))
+        return not evaluate(node["not"], facts, timeouts)
+    try:
+        return compare(facts.get(node["fact"]), node["operator"], node.get("value"))
+    except PatternTimeout:
+        if timeouts is not None:
+            timeouts.append(node["fact"])
+        return False
 
 
 def walk_tests(node: Node | None) -> list[Node]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +17,14 @@ from typing import Any
 import jsonschema
 import yaml
 
+from diagnose import yamlsafe
 from diagnose.engine.conditions import Node, walk_tests
 from diagnose.facts.catalog import FACTS
 from diagnose.facts.symptoms import TITLES
 from diagnose.paths import rules_dir
+from diagnose.regexbound import UnboundedPattern, compile_bounded
+from diagnose.userfiles import RULES_CAP, UserFileError, read_text
+from diagnose.yamlsafe import YAMLLimitError
 
 RULE_SUFFIXES = (".yaml", ".yml")
 FIXES_FILE = "_fixes.yaml"
@@ -87,10 +90,19 @@ def rule_schema() -> dict[str, Any]:
 # --- YAML with line numbers -------------------------------------------------------------------
 
 
+def _read(path: Path) -> str:
+    """A rule or fix file's text: a regular file under the rules cap (see diagnose.userfiles)."""
+    try:
+        return read_text(path, RULES_CAP)
+    except UserFileError as exc:
+        raise _Located(None, f"cannot read: {str(exc).removeprefix(f'{path}: ')}") from None
+
+
 def _parse(text: str) -> tuple[Any, yaml.Node | None]:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        data, node = yamlsafe.compose(text)
+    except YAMLLimitError as exc:
+        raise _Located(None, str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -173,12 +185,10 @@ def _validate(data: Any, schema: dict[str, Any], root: yaml.Node | None) -> None
 
 def _load_fix_file(path: Path) -> tuple[dict[str, FixInfo], list[LoadProblem]]:
     try:
-        data, root = _parse(path.read_text(encoding="utf-8"))
+        data, root = _parse(_read(path))
         _validate(data or {}, _schema("fixes.schema.json"), root)
     except _Located as exc:
         return {}, [LoadProblem(str(path), exc.line, exc.reason)]
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, [LoadProblem(str(path), None, f"cannot read: {exc}")]
     return {k: FixInfo(id=k, **v) for k, v in (data or {}).items()}, []
 
 
@@ -206,12 +216,13 @@ def load_fixes(*paths: str | Path) -> tuple[dict[str, FixInfo], list[LoadProblem
 
 def rule_files(path: Path) -> list[Path]:
     """Rule files under a folder (recursively), or the file itself. Names starting with "_" or
-    "." are data or hidden, not rules."""
-    if path.is_file():
+    "." are data or hidden, not rules. Anything but a folder is a file to read (the reader
+    refuses a FIFO or a device with one line), in a folder too."""
+    if not path.is_dir():
         return [path]
     return sorted(
         p for p in path.rglob("*")
-        if p.is_file() and p.suffix in RULE_SUFFIXES
+        if not p.is_dir() and p.suffix in RULE_SUFFIXES
         and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts)
     )
 
@@ -224,11 +235,7 @@ def load_rule_file(
     path: Path, base: Path | None, fixes: dict[str, FixInfo], builtin: bool = False
 ) -> Rule:
     """One rule file -> Rule; raises _Located with the line and reason when it is broken."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _Located(None, f"cannot read: {exc}") from None
-    data, root = _parse(text)
+    data, root = _parse(_read(path))
     if not isinstance(data, dict):
         raise _Located(1, f"a rule is a YAML mapping, got {type(data).__name__}")
     _validate(data, rule_schema(), root)
@@ -299,8 +306,8 @@ def _check_conditions(node: Node | None, root: yaml.Node | None) -> None:
             )
         if node["operator"] == "matches":
             try:
-                re.compile(node["value"])
-            except re.error as exc:
+                compile_bounded(node["value"])
+            except UnboundedPattern as exc:
                 raise _Located(_line(root, [*path, "value"]), f"bad regular expression: {exc}") from None
 
     if node is not None:

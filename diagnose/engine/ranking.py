@@ -24,16 +24,30 @@ DAMPING = 0.5
 MIN_SCORE = 0.05
 
 
-def rule_confidence(rule: Rule, facts: dict[str, Any]) -> float | None:
-    """The confidence with which a rule fires over these facts, or None when it does not."""
+def rule_confidence(
+    rule: Rule, facts: dict[str, Any], timeouts: list[str] | None = None
+) -> float | None:
+    """The confidence with which a rule fires over these facts, or None when it does not.
+
+    The facts on which a ``matches`` test ran past its time bound go to ``timeouts``.
+    """
     confidence = facts.get(f"symptom.{rule.symptom}")
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         return None
     if confidence <= 0 or confidence < rule.min_confidence:
         return None
-    if not evaluate(rule.conditions, facts):
+    if not evaluate(rule.conditions, facts, timeouts):
         return None
     return float(min(confidence, 1.0))
+
+
+def timeout_warning(rule: Rule, facts: list[str]) -> str:
+    """One line naming the rule, its file and the facts its ``matches`` ran out of time on."""
+    names = ", ".join(dict.fromkeys(facts))
+    return (
+        f"{rule.path}: rule {rule.id}: a `matches` test ran past its time bound on {names}; "
+        "counted as no match"
+    )
 
 
 def combine(supports: list[float]) -> float:
@@ -60,12 +74,19 @@ def rank(
     facts: dict[str, Any],
     symptoms: list[Symptom],
     catalogue: dict[str, FixInfo],
+    warnings: list[str] | None = None,
 ) -> list[Fix]:
-    """The fixes supported by the rules that fire, best first, each with its rules and evidence."""
+    """The fixes supported by the rules that fire, best first, each with its rules and evidence.
+
+    A rule whose regular expression ran past its time bound is named in ``warnings``.
+    """
     evidence_of = {s.id: s.evidence for s in symptoms}
     by_fix: dict[str, _Support] = {}
     for rule in rules:
-        confidence = rule_confidence(rule, facts)
+        timeouts: list[str] = []
+        confidence = rule_confidence(rule, facts, timeouts)
+        if timeouts and warnings is not None:
+            warnings.append(timeout_warning(rule, timeouts))
         if confidence is None:
             continue
         for fix_id, weight in rule.fixes:

@@ -1,8 +1,7 @@
 """Run many ``messagePattern`` regexes on a few lines, fast and with bounded work.
 
 Each pattern's longest required literal (lowercased) is read by
-:func:`literals.required_literal` when the index is built (its backtracking risk only when the
-pattern is first compiled); the rarest whole word inside it keys a dict, so the words of a lowercased line lead to the
+:func:`literals.required_literal` when the index is built; the rarest whole word inside it keys a dict, so the words of a lowercased line lead to the
 few literals that may occur in it, each checked with ``in``: only patterns whose literal is
 in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
 automaton; patterns without a usable literal go on a short always-check list.
@@ -11,11 +10,11 @@ Patterns are compiled lazily, on their first candidacy: compiling 100k regexes u
 takes ~26 s with ``re``. A pattern that fails to compile is skipped and remembered in
 :attr:`PatternIndex.problems`.
 
-Bounded work: lines are capped (see ``logtext.MAX_LINE_CHARS``), and patterns flagged risky
-by :func:`literals.analyze` (repeated groups, several unbounded quantifiers) are run with the
-third-party ``regex`` engine's ``timeout=``; the stdlib ``re`` has no timeout, so without
-``regex`` installed risky patterns are skipped rather than allowed to hang a match. A whole
-match also has a deadline after which remaining candidates are not tried.
+Bounded work: lines are capped (see ``logtext.MAX_LINE_CHARS``), and every search of every
+pattern runs under a time bound (:mod:`diagnose.regexbound`): a pattern that runs out of time
+on a text counts as not matching it, is not tried on the other texts of that search, is
+remembered in :attr:`PatternIndex.timeouts` and is tried after the others from then on. A
+whole match also has a deadline after which remaining candidates are not tried.
 """
 
 from __future__ import annotations
@@ -29,18 +28,14 @@ from typing import Any
 import ahocorasick
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.literals import analyze, required_literal
-
-try:  # optional: gives risky patterns a time budget
-    import regex as _regex_engine
-except ImportError:  # pragma: no cover - exercised only where regex is absent
-    _regex_engine = None
+from diagnose.matching.literals import required_literal
+from diagnose.regexbound import PatternTimeout, UnboundedPattern, compile_bounded, search
 
 _WORD = re.compile(r"\w+")
 # inside a literal, the pieces between runs of non-word characters, except the first and the
 # last (which may continue in the text), are whole words of any text containing the literal
 _NON_WORD = re.compile(r"\W+")
-RISKY_TIMEOUT_S = 0.02  # one risky pattern on one line
+SEARCH_TIMEOUT_S = 0.05  # one pattern on one line
 MATCH_DEADLINE_S = 0.25  # all candidate patterns of one match together
 
 
@@ -63,7 +58,6 @@ class PatternIndex:
     def _build(self, patterns: Sequence[str | None]) -> None:
         self._patterns = list(patterns)
         self._compiled: dict[int, Any] = {}  # index -> compiled pattern, or None if skipped
-        self._risky: set[int] = set()  # filled as patterns are first compiled
         self.problems: dict[int, str] = {}  # index -> why the pattern is not used
         self.always: list[int] = []  # patterns with no usable literal: tried on every line
         self.timeouts: set[int] = set()  # patterns that ran out of time at least once
@@ -71,7 +65,7 @@ class PatternIndex:
         for i, pattern in enumerate(self._patterns):
             if not pattern:
                 continue
-            literal = required_literal(pattern)  # the risk is judged on first use
+            literal = required_literal(pattern)
             if literal is None:
                 self.always.append(i)
             else:
@@ -126,13 +120,23 @@ class PatternIndex:
         if deadline is None:
             deadline = time.perf_counter() + MATCH_DEADLINE_S
         hits: dict[int, PatternHit] = {}
+        out_of_time: set[int] = set()  # in this search: not tried again on the other texts
+        timeouts = self.timeouts
         for text in texts:
-            for i in sorted(self.candidates(text)):
-                if i in hits:
+            candidates = sorted(self.candidates(text))
+            if timeouts:  # patterns that ran out of time before go last
+                candidates.sort(key=timeouts.__contains__)
+            for i in candidates:
+                if i in hits or i in out_of_time:
                     continue
                 if time.perf_counter() > deadline:
                     return list(hits.values())
-                span = self._search_one(i, text)
+                try:
+                    span = self._search_one(i, text)
+                except PatternTimeout:
+                    out_of_time.add(i)
+                    timeouts.add(i)
+                    continue
                 if span is not None:
                     hits[i] = PatternHit(i, text, span)
         return list(hits.values())
@@ -141,35 +145,16 @@ class PatternIndex:
         compiled = self._compile(i)
         if compiled is None:
             return None
-        if i in self._risky:
-            try:
-                m = compiled.search(text, timeout=RISKY_TIMEOUT_S)
-            except TimeoutError:
-                self.timeouts.add(i)
-                return None
-        else:
-            m = compiled.search(text)
+        m = search(compiled, text, SEARCH_TIMEOUT_S)
         return m.span() if m else None
 
     def _compile(self, i: int) -> Any:
         if i in self._compiled:
             return self._compiled[i]
-        pattern = self._patterns[i]
         compiled: Any = None
-        if analyze(pattern).risky:
-            self._risky.add(i)
         try:
-            checked = re.compile(pattern)  # the dataset's contract: Python `re` syntax
-            if i not in self._risky:
-                compiled = checked
-            elif _regex_engine is not None:
-                try:
-                    compiled = _regex_engine.compile(pattern)
-                except Exception:  # syntax `regex` reads differently: no time budget possible
-                    self.problems[i] = "risky pattern that the `regex` engine cannot compile"
-            else:
-                self.problems[i] = "risky pattern skipped (install `regex` for a time budget)"
-        except (re.error, RecursionError, OverflowError, TypeError) as exc:
-            self.problems[i] = f"pattern does not compile: {exc}"
+            compiled = compile_bounded(self._patterns[i])
+        except UnboundedPattern as exc:
+            self.problems[i] = str(exc)
         self._compiled[i] = compiled
         return compiled

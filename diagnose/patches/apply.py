@@ -4,7 +4,7 @@
 run's); the patch is made on exactly the bytes that were checked; the original endings are
 put back; the original is kept beside the real file as ``NAME.diagnose-bak`` (or, when that
 name is taken by anything, even a dangling symlink, the first free ``NAME.diagnose-bak.N``),
-created exclusively with the script's own mode; then ``userfiles.replace_user_file`` renames a
+created exclusively with the script's own mode; then ``userwrite.replace_user_file`` renames a
 complete copy over the script. The CLI (``diagnose apply``) and the UI's ``a`` key both come
 here.
 """
@@ -20,7 +20,7 @@ from diagnose.errors import UsageError
 from diagnose.patches.endings import decode_source, restore_endings
 from diagnose.patches.target import locate_script
 from diagnose.report import Report
-from diagnose.userfiles import create_new_file, replace_user_file, shown
+from diagnose.userwrite import create_new_file, replace_user_file, shown
 
 BACKUP_SUFFIX = ".diagnose-bak"
 MAX_BACKUPS = 1000

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from diagnose.errors import UsageError
 from diagnose.report import Report
-from diagnose.userfiles import UserFile, read_user_file, resolve, shown
+from diagnose.userwrite import UserFile, read_user_file, resolve, shown
 
 FORCE_HINT = "--force patches it anyway"
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from diagnose.records import cache, parallel, split
 from diagnose.records.parse import JSON_LINES_SUFFIXES, Parsed, parse_bytes
 from diagnose.records.problems import LoadResult, Problem, Skipped
 from diagnose.records.recordlist import RecordList
+from diagnose.userfiles import RECORDS_CAP, UserFileError, kind_of, read_bytes, size_words
 
 RECORD_SUFFIXES = (".json", *JSON_LINES_SUFFIXES)
 MAYBE_SUFFIXES = (".txt",)
@@ -51,11 +53,23 @@ def _walk(folder: Path, result: LoadResult) -> list[Path]:
                 continue
             path = Path(base) / name
             suffix = path.suffix.lower()
-            if suffix in RECORD_SUFFIXES or (suffix in MAYBE_SUFFIXES and _starts_like_json(path)):
+            irregular = _not_regular(path)
+            if irregular:  # a FIFO would block the reader, a device would never end
+                result.skipped.append(Skipped(_display(path), irregular))
+            elif suffix in RECORD_SUFFIXES or (suffix in MAYBE_SUFFIXES and _starts_like_json(path)):
                 found.append(path)
             else:
                 result.skipped.append(Skipped(_display(path), "not a record file (.json, .jsonl)"))
     return found
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why ``path`` (followed if a link) cannot be a records file, or None for a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None  # let the reader report it
+    return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"
 
 
 def _starts_like_json(path: Path) -> bool:
@@ -75,13 +89,20 @@ def _read(path: Path, display: str, parse: bool = True) -> tuple[Parsed | None, 
         st = path.stat()
     except OSError as exc:
         return None, Problem(display, f"cannot read: {exc.strerror or exc}")
+    if not stat.S_ISREG(st.st_mode):
+        return None, Problem(display, f"not a regular file ({kind_of(st.st_mode)})")
+    if st.st_size > RECORDS_CAP:
+        return None, Problem(display, f"larger than the {size_words(RECORDS_CAP)} a records "
+                             "file may have")
     hit = cache.load(path, st)
     if hit is not None or not parse:
         return hit, None
     started = time.time_ns()
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, RECORDS_CAP)  # regular, capped: the file may have changed
         after = path.stat()
+    except UserFileError as exc:
+        return None, Problem(display, str(exc).removeprefix(f"{path}: "))
     except OSError as exc:
         return None, Problem(display, f"cannot read: {exc.strerror or exc}")
     unchanged = cache.signature(after) == cache.signature(st)  # not changed while we read it
@@ -225,7 +246,7 @@ def _load(targets: list[Path]) -> LoadResult:
         display = _display(target)
         if target.is_dir():
             loading.add_folder(target, display)
-        elif target.exists():
+        elif target.exists() or target.is_symlink():
             loading.add_file(target, display, explicit=True)
         else:
             loading.result.problems.append(Problem(display, "no such file or folder"))

@@ -101,3 +101,70 @@ def test_numeric_strings_become_numbers_for_typed_keys():
 def test_bad_values_name_the_key(user, message):
     with pytest.raises(UsageError, match=message):
         merge_config(CAPTURED, user, origin="my.yaml")
+
+
+# --- bounded reading: alias bombs, FIFOs, devices ----------------------------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
+)  # 10^9 values once the aliases are expanded, in under 400 bytes
+
+
+def _config_in_child(path) -> subprocess.CompletedProcess:
+    """load_config_file in a child process with a timeout: a regression cannot hang the suite."""
+    code = (
+        "import sys\nfrom diagnose.capture import load_config_file\nfrom diagnose.errors import"
+        " UsageError\ntry:\n    load_config_file(sys.argv[1])\nexcept UsageError as exc:\n"
+        "    print(exc)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_a_yaml_alias_bomb_is_one_line_in_bounded_time_and_memory(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(ALIAS_BOMB)
+    done = _config_in_child(bomb)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"{bomb}: YAML too large / too many aliases (more than 100,000 values once aliases "
+        "are expanded, at line 5)"
+    ]
+
+
+def test_aliases_within_the_limit_still_load(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("base: &b {lr: 0.001}\nother: *b\nlr: 3e-4\n")
+    assert load_config_file(path)["other"] == {"lr": 0.001}
+
+
+def test_a_config_nested_past_the_recursion_limit_is_one_line(tmp_path):
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(UsageError, match="nested too deep"):
+        load_config_file(path)
+
+
+def test_a_fifo_config_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    done = _config_in_child(fifo)
+    assert done.stdout.splitlines() == [f"{fifo}: not a regular file (a FIFO)"]
+
+
+def test_dev_zero_as_config_is_refused_in_bounded_time():
+    done = _config_in_child("/dev/zero")
+    assert done.stdout.splitlines() == ["/dev/zero: not a regular file (a character device)"]
+
+
+def test_a_config_past_the_size_cap_is_refused(tmp_path):
+    path = tmp_path / "big.yaml"
+    with path.open("wb") as fh:
+        fh.truncate(4 * 1024 * 1024 + 1)
+    with pytest.raises(UsageError, match="larger than the 4 MiB"):
+        load_config_file(path)

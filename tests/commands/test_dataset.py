@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
-from tests.conftest import SEED, run_cli
+from tests.conftest import ROOT, SEED, run_cli
 from tests.records.factory import record, write_json, write_jsonl
 
 
@@ -69,3 +70,32 @@ def test_an_infinite_line_number_is_a_problem_not_a_crash(tmp_path):
     assert out.returncode == 1, out.stderr
     assert "internal error" not in out.stderr
     assert out.stdout.splitlines()[0].startswith(f"{path} $.lineNumber: expected integer or null")
+
+
+# --- only regular files are read: FIFOs and devices get one line, in bounded time --------------
+
+
+def test_a_fifo_is_one_line_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "records.jsonl"
+    os.mkfifo(fifo)
+    out = run_cli("dataset", "validate", str(fifo), timeout=60)
+    assert out.returncode == 1
+    assert f"{fifo}: not a regular file (a FIFO)" in out.stdout.splitlines()
+
+
+def test_dev_zero_is_one_line_not_an_endless_read():
+    out = run_cli("dataset", "validate", "/dev/zero", timeout=60)
+    assert out.returncode == 1
+    assert "/dev/zero: not a regular file (a character device)" in out.stdout.splitlines()
+
+
+def test_a_fifo_in_a_folder_is_skipped_and_the_valid_files_still_load(tmp_path):
+    folder = tmp_path / "records"
+    folder.mkdir()
+    for shipped in sorted((ROOT / "dataset" / "records").glob("*.json"))[:2]:
+        (folder / shipped.name).write_bytes(shipped.read_bytes())
+    os.mkfifo(folder / "pipe.json")
+    out = run_cli("dataset", "validate", str(folder), timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("2 records OK")
+    assert "skipped" in out.stderr and "pipe.json: not a regular file (a FIFO)" in out.stderr

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
-from tests.conftest import SEED, run_cli
+import pytest
+
+from tests.conftest import ROOT, SEED, run_cli
 
 GRADSCALER = """\
 Traceback (most recent call last):
@@ -111,3 +116,77 @@ def test_extra_dataset_adds_records_and_reports_bad_ones(tmp_path):
     assert json.loads(out.stdout)["matches"][0]["slug"] == "my-team-flux-capacitor"
     problems = [line for line in out.stderr.splitlines() if "mine.jsonl:2" in line]
     assert problems, out.stderr
+
+
+# --- bounded work: backtracking patterns, FIFOs, endless stdin ---------------------------------
+
+BACKTRACKING = ["(?=(a+)+$)", "(?:x|(a+)+$)", "((a+)+)?$"]
+
+
+def _evil_dataset(tmp_path, pattern: str):
+    shipped = sorted((ROOT / "dataset" / "records").glob("*.json"))[0]
+    evil = json.loads(shipped.read_text(encoding="utf-8"))["record"]
+    evil.update(id="00000000000000ee", slug="evil", messagePattern=pattern, errorMessage="aaa!")
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(evil), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("pattern", BACKTRACKING)
+def test_a_backtracking_record_pattern_finishes_and_other_records_still_match(tmp_path, pattern):
+    path = _evil_dataset(tmp_path, pattern)
+    out = run_cli("match", "--dataset", str(path), "a" * 40 + "!", timeout=60)
+    assert out.returncode == 1  # nothing matches, in bounded time
+    out = run_cli("match", "--dataset", str(path), "--format", "json", "a" * 40 + "!\n"
+                  "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+                  timeout=60)
+    assert json.loads(out.stdout)["matches"][0]["kind"] == "pattern", out.stderr
+
+
+@pytest.mark.parametrize("pattern", BACKTRACKING)
+def test_a_crashing_script_with_a_backtracking_dataset_finishes(tmp_path, pattern):
+    path = _evil_dataset(tmp_path, pattern)
+    script = tmp_path / "crash.py"
+    script.write_text(f"raise ValueError({'a' * 40 + '!'!r})\n")
+    out = run_cli("--dataset", str(path), "--format", "json", str(script), timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout)["status"] == "exception"
+
+
+def test_a_pattern_that_runs_out_of_time_is_named_once(tmp_path):
+    path = _evil_dataset(tmp_path, "((a+)+)?$")
+    out = run_cli("match", "--dataset", str(path), "a" * 40 + "!", timeout=60)
+    named = [line for line in out.stderr.splitlines() if "time bound" in line]
+    assert named == [
+        "diagnose: warning: record 00000000000000ee: its messagePattern ran past its time bound "
+        "and was counted as not matching"
+    ]
+
+
+def test_a_fifo_or_a_device_as_file_is_one_line(tmp_path):
+    fifo = tmp_path / "train.log"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        out = run_cli("match", path, timeout=60)
+        assert out.returncode == 2
+        assert out.stderr.startswith(f"diagnose: error: {path}: not a regular file (a ")
+
+
+def test_an_endless_stdin_is_refused_in_bounded_time():
+    with open("/dev/zero", "rb") as zero:
+        out = subprocess.run(
+            [sys.executable, "-m", "diagnose", "match", "-"], stdin=zero,
+            capture_output=True, text=True, timeout=60, cwd=ROOT,
+        )
+    assert out.returncode == 2
+    assert out.stderr.startswith("diagnose: error: stdin: more than the 256 MiB")
+
+
+def test_only_the_end_of_a_big_log_file_is_read(tmp_path):
+    log = tmp_path / "train.log"
+    with log.open("w") as fh:
+        fh.write("step 1 ok\n" * 1_500_000)  # 15 MB of progress
+        fh.write("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)\n")
+    out = run_cli("match", "--format", "json", str(log), timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["matches"][0]["slug"] == "mat1-and-mat2-shapes-cannot-be-multiplied"

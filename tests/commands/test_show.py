@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -67,3 +68,36 @@ def test_a_newer_report_still_shows(tmp_path):
     out = run_cli("show", str(path))
     assert out.returncode == 0
     assert "version 7 is newer" in out.stdout + out.stderr
+
+
+def _one_error_line(out, path) -> str:
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"diagnose: error: {path}: "), out.stderr
+    assert "internal error" not in out.stderr
+    return lines[0]
+
+
+def test_a_report_nested_100k_levels_deep_is_one_line_and_exit_2(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert "nested too deep" in _one_error_line(run_cli("show", str(deep), timeout=60), deep)
+    inner = tmp_path / "inner.json"
+    inner.write_text(
+        '{"status": "clean", "script": {"path": "x"}, "config": {"a": '
+        + "[" * 100_000 + "]" * 100_000 + "}}"
+    )
+    _one_error_line(run_cli("apply", str(inner), "use-bf16", timeout=60), inner)
+
+
+def test_a_report_with_an_integer_past_pythons_digit_limit_is_one_line(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_text('{"status": "clean", "script": {"path": "x"}, "version": ' + "9" * 5000 + "}")
+    _one_error_line(run_cli("show", str(big), timeout=60), big)
+
+
+def test_a_fifo_as_report_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    line = _one_error_line(run_cli("show", str(fifo), timeout=60), fifo)
+    assert line.endswith("not a regular file (a FIFO)")

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from diagnose.errors import UsageError
-from diagnose.userfiles import create_new_file, read_user_file, replace_user_file, shown
+from diagnose.userwrite import create_new_file, read_user_file, replace_user_file, shown
 
 
 @pytest.fixture
