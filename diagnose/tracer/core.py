@@ -46,6 +46,7 @@ from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, 
 from diagnose.tracer import backward, ops
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
+from diagnose.tracer.roots import RAISED, RootCalls
 from diagnose.tracer.stats import (
     NEAR_LIMIT_FACTOR,
     describe,
@@ -60,7 +61,7 @@ from diagnose.tracer.stats import (
     shape_of,
 )
 
-_RAISED: Any = object()  # marks an always-call hook run after forward raised
+_RAISED: Any = RAISED  # marks an always-call hook run after forward raised
 _MAX_WINDOW = 1 << 14
 _NEAR: dict[torch.dtype, float] = {}
 
@@ -157,7 +158,7 @@ class Tracer:
         self._replaying = False
         self._loss_ops: list[ops.RawOp] = []  # what the loss watch saw, until the check
         self._module_handles: list[Any] = []
-        self._root_handles: list[Any] = []
+        self._root_calls = RootCalls(self._on_pre, self._on_forward)  # a light step's watch
         self.frames = frames
         self.backward = backward
         self.sample_every = sample_every
@@ -284,12 +285,12 @@ class Tracer:
         ]
 
     def _remove_module_hooks(self) -> None:
-        for handle in self._module_handles + self._root_handles:
+        for handle in self._module_handles:
             handle.remove()
             # torch leaves the with_kwargs flag of a removed global hook behind
             _module_hooks._global_forward_hooks_with_kwargs.pop(handle.id, None)
         self._module_handles.clear()
-        self._root_handles.clear()
+        self._root_calls.stop()
 
     def _detailed_step(self) -> bool:
         """Whether the coming step hooks every module call: the first steps, every k-th step,
@@ -302,7 +303,8 @@ class Tracer:
         """Switch between detailed steps (global hooks) and light ones (root hooks only).
 
         Any global module hook sends every module call through torch's slow call path; on
-        a light step only the root modules carry (instance) hooks, the same callbacks.
+        a light step only the root modules' calls are watched, by the same callbacks, through
+        their classes (see ``roots``): nothing is put on the model itself.
         """
         if light == self._light:
             return
@@ -312,12 +314,7 @@ class Tracer:
             self._add_module_hooks()
             return
         self._window_light = True
-        for root in self._roots:
-            self._root_handles += [
-                root.register_forward_pre_hook(self._on_pre),
-                root.register_forward_hook(self._on_forward, with_kwargs=True,
-                                           always_call=True),
-            ]
+        self._root_calls.watch(self._roots)
 
     def _patch(self, owner: Any, name: str, make: Any) -> None:
         original = getattr(owner, name)
