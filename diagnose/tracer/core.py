@@ -140,11 +140,15 @@ class Tracer:
     default: the step's single read happens at the optimizer step pre-hook, before the update
     lands (a non-finite loss is still reported as phase ``loss``). Loops without a torch
     optimizer are checked at the next root forward after a ``backward()``, and at exit.
+    ``stop_with``: the exception raised at the event, built from (event, frames, history);
+    the command line passes ``NonFiniteStop``, which a script's ``except Exception`` does
+    not catch.
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
                  check_at_backward: bool | None = None, detail_every: int = 16,
-                 detail_first: int = 1) -> None:
+                 detail_first: int = 1,
+                 stop_with: type[BaseException] = NonFiniteDetected) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
@@ -153,6 +157,7 @@ class Tracer:
             raise ValueError("detail_every and detail_first must be at least 1")
         self.detail_every = detail_every
         self.detail_first = detail_first
+        self.stop_with = stop_with
         self._light = False  # this step watches only the root calls
         self._alert = 0  # detailed steps still owed after a warning sign
         self._replaying = False
@@ -883,10 +888,11 @@ class Tracer:
             self._window_calls = window_calls
             loss_ops = ops.as_records(loss_ops)
             ops.learn_finiteness(loss_ops)
-            if (self._window_light and first_bad.kind in _REPLAYABLE
-                    and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):
-                self._light_event(first_bad, recs, calls, loss_ops)
-            self._on_event(first_bad, recs, calls, loss_ops)
+            with _state_kept(self._roots):  # the explanation re-runs parts of the model
+                if (self._window_light and first_bad.kind in _REPLAYABLE
+                        and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):
+                    self._light_event(first_bad, recs, calls, loss_ops)
+                self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
             rec.args = rec.kwargs = rec.target = rec.grads = None
@@ -1119,7 +1125,7 @@ class Tracer:
         self.event_frames = frames if frames is not None else self._frames(None)
         self._active = False
         self._stop_watch()
-        raise NonFiniteDetected(event, self.event_frames, list(self.history))
+        raise self.stop_with(event, self.event_frames, list(self.history))
 
     def _forward_event(self, rec: _Rec, calls: dict[int, _Rec]) -> tuple[Event, _Rec]:
         in_bad = self._inputs_bad(rec)
@@ -1536,6 +1542,26 @@ def _rerun(root: _Rec, grad: bool = False) -> Any:
             return root.module(*root.args, **(root.kwargs or {}))
     finally:
         _set_rng_state(saved)
+
+
+@contextlib.contextmanager
+def _state_kept(roots: list[torch.nn.Module]) -> Any:
+    """Put the models' buffers and the RNG back as they were: the re-runs that explain an
+    event update a BatchNorm's running statistics and draw dropout masks, and a script that
+    goes on after the stop (a handler saving a checkpoint) must find what the plain run had."""
+    kept = []
+    for buffer in {id(b): b for root in roots for b in root.buffers()}.values():
+        with contextlib.suppress(Exception):  # one that holds no values (a lazy module's)
+            kept.append((buffer, buffer.detach().clone()))
+    rng = _rng_state()
+    try:
+        yield
+    finally:
+        _set_rng_state(rng)
+        with torch.no_grad():
+            for buffer, value in kept:
+                with contextlib.suppress(Exception):  # resized or freed meanwhile
+                    buffer.copy_(value)
 
 
 # Autocast is per device type; these are the ones a training script on this torch can enter.

@@ -17,6 +17,7 @@ pass-through holding nothing of the tracer.
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -59,13 +60,22 @@ class RootCalls:
         if not ids:
             return
         watching = self._watching = _Watching(ids, self._before, self._after)
-        for cls in dict.fromkeys(type(m) for m in ids.values()):
+        # Base classes first: a subclass then finds the wrapper it inherits and is skipped,
+        # where its own wrapper would call its base's through super() and watch a call twice.
+        classes = sorted(dict.fromkeys(type(m) for m in ids.values()), key=lambda c: len(c.__mro__))
+        for cls in classes:
             current = _class_call(cls)
+            own = vars(cls).get("__call__", _MISSING)
             if current is None or getattr(current, "__diagnose_root_call__", None) is watching:
                 continue  # an inherited wrapper of this watch already sees this class's calls
-            wrapper = _wrapper(current, watching)
-            self._patched.append((cls, vars(cls).get("__call__", _MISSING), wrapper))
-            type.__setattr__(cls, "__call__", wrapper)
+            if own is not _MISSING and not isinstance(own, types.FunctionType):
+                continue  # not a plain method: left alone (the step's checks still run)
+            wrapper = _wrapper(cls, own, current, watching)
+            try:
+                type.__setattr__(cls, "__call__", wrapper)
+            except (TypeError, AttributeError):  # a class that cannot take attributes
+                continue
+            self._patched.append((cls, own, wrapper))
 
     def stop(self) -> None:
         """Give every class its own ``__call__`` back; a wrapper kept elsewhere passes through."""
@@ -87,17 +97,22 @@ def _class_call(cls: type) -> Any:
     return next((vars(k)["__call__"] for k in cls.__mro__ if "__call__" in vars(k)), None)
 
 
-def _wrapper(original: Callable[..., Any], watching: _Watching) -> Callable[..., Any]:
-    @functools.wraps(original)
+def _wrapper(cls: type, own: Any, current: Any, watching: _Watching) -> Callable[..., Any]:
+    """The ``__call__`` put on ``cls``: its own one (``own``), or else the inherited one
+    looked up at each call, so a base class patched later (``torch.fx`` patches
+    ``Module.__call__`` while it traces) is honoured."""
+
+    @functools.wraps(current)
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        call = super(cls, self).__call__ if own is _MISSING else own.__get__(self, cls)
         if id(self) not in watching.ids or _is_compiling():
-            return original(self, *args, **kwargs)
+            return call(*args, **kwargs)
         before, after = watching.before, watching.after
         if before is None or after is None:
-            return original(self, *args, **kwargs)
+            return call(*args, **kwargs)
         before(self, args)
         try:
-            result = original(self, *args, **kwargs)
+            result = call(*args, **kwargs)
         except BaseException:
             after(self, args, kwargs, RAISED)
             raise
