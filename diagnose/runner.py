@@ -133,10 +133,12 @@ def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
     tracer = Tracer(frames=options.frames, backward=options.backward,
                     sample_every=options.sample_every, detail_every=options.detail_every,
                     stop_with=NonFiniteStop)
-    remove_limit = _install_step_limit(options.max_steps)
+    remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
     try:
         with tracer:
+            # After the tracer's own step hooks: the last step is recorded before the stop.
+            remove_limit = _install_step_limit(options.max_steps)
             if options.on_tracer is not None:
                 options.on_tracer(tracer)
             runpy.run_path(str(script), run_name="__main__")

@@ -43,6 +43,7 @@ from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
+from diagnose.stops import RunStopped
 from diagnose.tracer import backward, ops
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
@@ -257,7 +258,9 @@ class Tracer:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
-            if self._active and self.event is None and exc_type is None:
+            stopped = exc_type is not None and issubclass(exc_type, RunStopped)
+            if self._active and self.event is None and (exc_type is None or stopped):
+                # A clean end, or a stop on purpose (--max-steps): the last update is checked.
                 for optimizer in self._optimizers:
                     self._after_step_state(optimizer)
                 self._check()
