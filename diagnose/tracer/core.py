@@ -8,7 +8,8 @@ Cost model (measured, see benchmarks/bench_tracer.py). Two kinds of step:
   also get an autograd-node prehook doing the same for the gradient of their output (a
   parameter-owning module's gradients are read at the step instead). Watching every call
   costs 1.15-1.3x on small models, mostly Python per call.
-* Light steps (the others): hooks on the model's root calls only, so submodule calls run
+* Light steps (the others): the model's root calls only, watched through the root's class
+  (``roots``: nothing is put on the model), so submodule calls run
   torch's hook-free fast path. The root's inputs and outputs, the loss, the gradients its
   outputs receive (kept on the device, not read) and the parameter gradients are checked.
 
