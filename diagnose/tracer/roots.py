@@ -86,6 +86,10 @@ class RootCalls:
             cls, own, wrapper = self._patched.pop()
             if vars(cls).get("__call__") is not wrapper:
                 continue  # replaced since by other code: theirs stays, ours passes through
+            while getattr(own, "__diagnose_root_call__", None) is not None and not (
+                own.__diagnose_root_call__.ids
+            ):
+                own = own.__diagnose_root_own__  # another watch's, stopped since: not kept
             if own is _MISSING:
                 type.__delattr__(cls, "__call__")
             else:
@@ -120,4 +124,5 @@ def _wrapper(cls: type, own: Any, current: Any, watching: _Watching) -> Callable
         return result
 
     __call__.__diagnose_root_call__ = watching  # type: ignore[attr-defined]
+    __call__.__diagnose_root_own__ = own  # type: ignore[attr-defined]
     return __call__
