@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from diagnose.errors import UsageError
 from diagnose.report import Config, Event, Location, MatchRef, Report, ScriptInfo
+from diagnose.stops import RunStopped, stopped_by
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,11 @@ class RunOptions:
     """Called with the Tracer once it is installed (a distributed rank watches its progress)."""
 
 
-class StepLimitReached(BaseException):
+class StepLimitReached(RunStopped):
     """Raised from an optimizer step hook to end a run cleanly after ``max_steps`` steps.
 
-    A BaseException, so that a script's own ``except Exception`` cannot swallow it.
+    A RunStopped (a BaseException), so that a script's own ``except Exception`` cannot
+    swallow it.
     """
 
 
@@ -123,31 +125,34 @@ def enrich(report: Report, path: str | Path, options: RunOptions) -> Report:
 
 
 def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
-    from diagnose.tracer import NonFiniteDetected, Tracer
+    from diagnose.tracer import NonFiniteDetected, NonFiniteStop, Tracer
 
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
     tracer = Tracer(frames=options.frames, backward=options.backward,
-                    sample_every=options.sample_every, detail_every=options.detail_every)
-    remove_limit = _install_step_limit(options.max_steps)
+                    sample_every=options.sample_every, detail_every=options.detail_every,
+                    stop_with=NonFiniteStop)
+    remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
     try:
         with tracer:
+            # After the tracer's own step hooks: the last step is recorded before the stop.
+            remove_limit = _install_step_limit(options.max_steps)
             if options.on_tracer is not None:
                 options.on_tracer(tracer)
             runpy.run_path(str(script), run_name="__main__")
-    except NonFiniteDetected:
-        pass  # the tracer holds the event
-    except StepLimitReached:
-        pass
+    except (RunStopped, NonFiniteDetected):
+        pass  # stopped on purpose; the tracer holds the event, if any
     except SystemExit as exc:
-        if exc.code not in (None, 0):
+        # A script or framework that caught the stop and exited is stopped, not failing.
+        if exc.code not in (None, 0) and stopped_by(exc) is None:
             outcome = exc
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the user's script failed: that is a diagnosis, not our error
-        outcome = exc
+        if stopped_by(exc) is None:  # unless it is what a handler of the stop raised
+            outcome = exc
     finally:
         remove_limit()
         sys.argv, sys.path[:] = saved_argv, saved_path

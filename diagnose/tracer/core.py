@@ -8,7 +8,8 @@ Cost model (measured, see benchmarks/bench_tracer.py). Two kinds of step:
   also get an autograd-node prehook doing the same for the gradient of their output (a
   parameter-owning module's gradients are read at the step instead). Watching every call
   costs 1.15-1.3x on small models, mostly Python per call.
-* Light steps (the others): hooks on the model's root calls only, so submodule calls run
+* Light steps (the others): the model's root calls only, watched through the root's class
+  (``roots``: nothing is put on the model), so submodule calls run
   torch's hook-free fast path. The root's inputs and outputs, the loss, the gradients its
   outputs receive (kept on the device, not read) and the parameter gradients are checked.
 
@@ -43,9 +44,11 @@ from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
+from diagnose.stops import RunStopped
 from diagnose.tracer import backward, ops
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
+from diagnose.tracer.roots import RAISED, RootCalls
 from diagnose.tracer.stats import (
     NEAR_LIMIT_FACTOR,
     describe,
@@ -60,7 +63,7 @@ from diagnose.tracer.stats import (
     shape_of,
 )
 
-_RAISED: Any = object()  # marks an always-call hook run after forward raised
+_RAISED: Any = RAISED  # marks an always-call hook run after forward raised
 _MAX_WINDOW = 1 << 14
 _NEAR: dict[torch.dtype, float] = {}
 
@@ -139,11 +142,15 @@ class Tracer:
     default: the step's single read happens at the optimizer step pre-hook, before the update
     lands (a non-finite loss is still reported as phase ``loss``). Loops without a torch
     optimizer are checked at the next root forward after a ``backward()``, and at exit.
+    ``stop_with``: the exception raised at the event, built from (event, frames, history);
+    the command line passes ``NonFiniteStop``, which a script's ``except Exception`` does
+    not catch.
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
                  check_at_backward: bool | None = None, detail_every: int = 16,
-                 detail_first: int = 1) -> None:
+                 detail_first: int = 1,
+                 stop_with: type[BaseException] = NonFiniteDetected) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
@@ -152,12 +159,13 @@ class Tracer:
             raise ValueError("detail_every and detail_first must be at least 1")
         self.detail_every = detail_every
         self.detail_first = detail_first
+        self.stop_with = stop_with
         self._light = False  # this step watches only the root calls
         self._alert = 0  # detailed steps still owed after a warning sign
         self._replaying = False
         self._loss_ops: list[ops.RawOp] = []  # what the loss watch saw, until the check
         self._module_handles: list[Any] = []
-        self._root_handles: list[Any] = []
+        self._root_calls = RootCalls(self._on_pre, self._on_forward)  # a light step's watch
         self.frames = frames
         self.backward = backward
         self.sample_every = sample_every
@@ -251,7 +259,9 @@ class Tracer:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
-            if self._active and self.event is None and exc_type is None:
+            stopped = exc_type is not None and issubclass(exc_type, RunStopped)
+            if self._active and self.event is None and (exc_type is None or stopped):
+                # A clean end, or a stop on purpose (--max-steps): the last update is checked.
                 for optimizer in self._optimizers:
                     self._after_step_state(optimizer)
                 self._check()
@@ -284,12 +294,12 @@ class Tracer:
         ]
 
     def _remove_module_hooks(self) -> None:
-        for handle in self._module_handles + self._root_handles:
+        for handle in self._module_handles:
             handle.remove()
             # torch leaves the with_kwargs flag of a removed global hook behind
             _module_hooks._global_forward_hooks_with_kwargs.pop(handle.id, None)
         self._module_handles.clear()
-        self._root_handles.clear()
+        self._root_calls.stop()
 
     def _detailed_step(self) -> bool:
         """Whether the coming step hooks every module call: the first steps, every k-th step,
@@ -302,7 +312,8 @@ class Tracer:
         """Switch between detailed steps (global hooks) and light ones (root hooks only).
 
         Any global module hook sends every module call through torch's slow call path; on
-        a light step only the root modules carry (instance) hooks, the same callbacks.
+        a light step only the root modules' calls are watched, by the same callbacks, through
+        their classes (see ``roots``): nothing is put on the model itself.
         """
         if light == self._light:
             return
@@ -312,12 +323,7 @@ class Tracer:
             self._add_module_hooks()
             return
         self._window_light = True
-        for root in self._roots:
-            self._root_handles += [
-                root.register_forward_pre_hook(self._on_pre),
-                root.register_forward_hook(self._on_forward, with_kwargs=True,
-                                           always_call=True),
-            ]
+        self._root_calls.watch(self._roots)
 
     def _patch(self, owner: Any, name: str, make: Any) -> None:
         original = getattr(owner, name)
@@ -886,10 +892,11 @@ class Tracer:
             self._window_calls = window_calls
             loss_ops = ops.as_records(loss_ops)
             ops.learn_finiteness(loss_ops)
-            if (self._window_light and first_bad.kind in _REPLAYABLE
-                    and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):
-                self._light_event(first_bad, recs, calls, loss_ops)
-            self._on_event(first_bad, recs, calls, loss_ops)
+            with _state_kept(self._roots):  # the explanation re-runs parts of the model
+                if (self._window_light and first_bad.kind in _REPLAYABLE
+                        and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):
+                    self._light_event(first_bad, recs, calls, loss_ops)
+                self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)
         for rec in recs:  # drop references to activations; keep host values for frames
             rec.args = rec.kwargs = rec.target = rec.grads = None
@@ -1122,7 +1129,7 @@ class Tracer:
         self.event_frames = frames if frames is not None else self._frames(None)
         self._active = False
         self._stop_watch()
-        raise NonFiniteDetected(event, self.event_frames, list(self.history))
+        raise self.stop_with(event, self.event_frames, list(self.history))
 
     def _forward_event(self, rec: _Rec, calls: dict[int, _Rec]) -> tuple[Event, _Rec]:
         in_bad = self._inputs_bad(rec)
@@ -1539,6 +1546,26 @@ def _rerun(root: _Rec, grad: bool = False) -> Any:
             return root.module(*root.args, **(root.kwargs or {}))
     finally:
         _set_rng_state(saved)
+
+
+@contextlib.contextmanager
+def _state_kept(roots: list[torch.nn.Module]) -> Any:
+    """Put the models' buffers and the RNG back as they were: the re-runs that explain an
+    event update a BatchNorm's running statistics and draw dropout masks, and a script that
+    goes on after the stop (a handler saving a checkpoint) must find what the plain run had."""
+    kept = []
+    for buffer in {id(b): b for root in roots for b in root.buffers()}.values():
+        with contextlib.suppress(Exception):  # one that holds no values (a lazy module's)
+            kept.append((buffer, buffer.detach().clone()))
+    rng = _rng_state()
+    try:
+        yield
+    finally:
+        _set_rng_state(rng)
+        with torch.no_grad():
+            for buffer, value in kept:
+                with contextlib.suppress(Exception):  # resized or freed meanwhile
+                    buffer.copy_(value)
 
 
 # Autocast is per device type; these are the ones a training script on this torch can enter.
