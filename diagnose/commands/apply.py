@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import one_line, safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,10 +39,10 @@ def main(args: argparse.Namespace) -> int:
         report, args.fix_id, backup=not args.no_backup, script_path=script,
         dry_run=args.dry_run)
     if args.dry_run:
-        sys.stdout.write(diff)
+        sys.stdout.write(safe(diff))
         return ExitStatus.CLEAN
-    kept = f" (original kept as {backup})" if backup else ""
-    print(f"applied {args.fix_id} to {path}{kept}")
+    kept = f" (original kept as {one_line(backup)})" if backup else ""
+    print(f"applied {one_line(args.fix_id)} to {one_line(path)}{kept}")
     return ExitStatus.CLEAN
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +57,9 @@ def validate(paths: list[str], fmt: str = "text") -> int:
         print(json.dumps(data, indent=2))
     else:
         for problem in result.problems:
-            print(problem)
+            print(one_line(problem))
         for skipped in result.skipped:
-            print(f"note: {skipped}", file=sys.stderr)
+            print(f"note: {one_line(skipped)}", file=sys.stderr)
         n_files = len({p.file for p in result.problems})
         print(
             f"{_plural(len(result.records), 'record')} OK, "

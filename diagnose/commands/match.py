@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import json_text, one_line, safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,9 +49,11 @@ def main(args: argparse.Namespace) -> int:
     matcher = Matcher(records)
     result = matcher.search(text, limit=args.limit, nearest=3)
     if args.format == "json":
-        print(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
+        print(json_text(json.dumps(_as_json(result), indent=2, ensure_ascii=False)))
     else:
-        print(_as_text(result, matcher.cutoff))
+        # The log, the query and --dataset records are all untrusted: the whole text goes
+        # through safe(), which leaves diagnose's own words as they are.
+        print(safe(_as_text(result, matcher.cutoff)))
     return ExitStatus.CLEAN if result.matched else ExitStatus.DIAGNOSED
 
 
@@ -100,7 +103,7 @@ def _load(extra: list[str], load_records: Any) -> list[Any]:
         problems += added.problems
         records.update({r.id: r for r in added.records})  # a user's record wins over ours
     for problem in problems:
-        print(f"diagnose: warning: {problem}", file=sys.stderr)
+        print(f"diagnose: warning: {one_line(problem)}", file=sys.stderr)
     return list(records.values())
 
 
@@ -150,7 +153,7 @@ def _as_text(result: Any, cutoff: float) -> str:
         if solutions:
             out.append("   Solutions:")
             for s in solutions:
-                out.append(textwrap.fill(s, 96, initial_indent="     - ", subsequent_indent="       "))
+                out.append(textwrap.fill(safe(s), 96, initial_indent="     - ", subsequent_indent="       "))
         fix = field_of(m.record, "exampleFix")
         if fix and n == 1:
             out.append("   Example fix:")
@@ -160,5 +163,5 @@ def _as_text(result: Any, cutoff: float) -> str:
 
 
 def _one_line(text: str, width: int = 110) -> str:
-    text = " ".join(text.split())
+    text = " ".join(one_line(text).split())  # escape sequences go before the cut, not in two
     return text if len(text) <= width else text[: width - 3] + "..."

@@ -24,6 +24,7 @@ from typing import Any
 from diagnose.distributed.context import DistContext
 from diagnose.distributed.evidence import TERMINAL, peer_terminal, read_evidence, write_evidence
 from diagnose.report import Report
+from diagnose.safetext import one_line
 
 POLL_S = 0.05
 """How often the watcher thread looks at the run folder."""
@@ -202,7 +203,7 @@ class RankSession:
                     _remove_run_dir(self.ctx.run_dir)
                 return Outcome(code, report)
         if evidence["status"] in TERMINAL:
-            print(f"diagnose: rank {self.ctx.rank}: {evidence['summary']}", file=sys.stderr)
+            print(f"diagnose: rank {self.ctx.rank}: {one_line(evidence['summary'])}", file=sys.stderr)
         return Outcome(code)
 
     def exit(self, outcome: Outcome) -> None:
