@@ -6,7 +6,7 @@ import time
 
 from textual.widgets import Markdown
 
-from tests.tui.conftest import HOSTILE, notifications
+from tests.tui.conftest import notifications
 from tui.app import DiagnoseApp
 from tui.widgets.fixes_view import FixList
 from tui.widgets.frames_table import FramesTable
