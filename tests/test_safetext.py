@@ -12,34 +12,43 @@ from diagnose.safetext import json_text, one_line, safe, strip_escapes
 from tests.untrusted import assert_no_controls, examples, hostile_text
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2Jafter", "after"),  # OSC 52 + clear screen
-    ("\x1b[1mExpected\x1b[0m a tensor", "Expected a tensor"),  # torch's bold, no [1m left
-    ("\x1b[38;5;196mred\x1b[m", "red"),
-    ("a\x1bcb", "ab"),  # terminal reset
-    ("a\x1b#8b", "ab"),  # screen alignment test
-    ("a\x1b(0b", "ab"),  # line-drawing charset
-    ("a\x1b 7b\x1b%Gc", "abc"),  # other nF sequences
-    ("a\x1b7b\x1b8c\x1b=d", "abcd"),  # Fp sequences
-    ("a\x9b2Jb", "ab"),  # 8-bit CSI
-    ("a\x9d0;title\x07b\x9d2;t\x9cc", "abc"),  # 8-bit OSC, BEL or 8-bit ST
-    ("a\x1b]8;;file:///etc/passwd\x1b\\link\x1b]8;;\x1b\\b", "alinkb"),  # OSC 8 hyperlink
-    ("a\x1bP+q544e\x1b\\b\x1b_apc\x1b\\c\x1b^pm\x1b\\d\x1bXsos\x1b\\e", "abcde"),  # DCS APC PM SOS
-    ("a\x90dcs\x9cb", "ab"),  # 8-bit DCS
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2Jafter", "after"),  # OSC 52 + clear screen
+        ("\x1b[1mExpected\x1b[0m a tensor", "Expected a tensor"),  # torch's bold, no [1m left
+        ("\x1b[38;5;196mred\x1b[m", "red"),
+        ("a\x1bcb", "ab"),  # terminal reset
+        ("a\x1b#8b", "ab"),  # screen alignment test
+        ("a\x1b(0b", "ab"),  # line-drawing charset
+        ("a\x1b 7b\x1b%Gc", "abc"),  # other nF sequences
+        ("a\x1b7b\x1b8c\x1b=d", "abcd"),  # Fp sequences
+        ("a\x9b2Jb", "ab"),  # 8-bit CSI
+        ("a\x9d0;title\x07b\x9d2;t\x9cc", "abc"),  # 8-bit OSC, BEL or 8-bit ST
+        ("a\x1b]8;;file:///etc/passwd\x1b\\link\x1b]8;;\x1b\\b", "alinkb"),  # OSC 8 hyperlink
+        (
+            "a\x1bP+q544e\x1b\\b\x1b_apc\x1b\\c\x1b^pm\x1b\\d\x1bXsos\x1b\\e",
+            "abcde",
+        ),  # DCS APC PM SOS
+        ("a\x90dcs\x9cb", "ab"),  # 8-bit DCS
+    ],
+)
 def test_escape_sequences_are_removed_whole(raw, shown):
     assert safe(raw) == shown
     assert strip_escapes(raw) == shown
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("cannot\x08\x08 be\x00 multiplied", "cannot\\x08\\x08 be\\x00 multiplied"),
-    ("bell\x07 del\x7f nel\x85", "bell\\x07 del\\x7f nel\\x85"),
-    ("lone \x1b", "lone \\x1b"),
-    ("cut \x9b", "cut \\x9b"),
-    ("\u202eevil\u202c \u2066iso\u2069", "\\u202eevil\\u202c \\u2066iso\\u2069"),  # bidi
-    ("name\udcff.py", "name\\udcff.py"),  # an undecodable byte of a file name
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("cannot\x08\x08 be\x00 multiplied", "cannot\\x08\\x08 be\\x00 multiplied"),
+        ("bell\x07 del\x7f nel\x85", "bell\\x07 del\\x7f nel\\x85"),
+        ("lone \x1b", "lone \\x1b"),
+        ("cut \x9b", "cut \\x9b"),
+        ("\u202eevil\u202c \u2066iso\u2069", "\\u202eevil\\u202c \\u2066iso\\u2069"),  # bidi
+        ("name\udcff.py", "name\\udcff.py"),  # an undecodable byte of a file name
+    ],
+)
 def test_other_controls_are_shown_as_escapes(raw, shown):
     assert safe(raw) == shown
 

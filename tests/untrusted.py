@@ -33,24 +33,30 @@ ATTACKS = (
     MARKUP,
 )
 # Fragments glued together, so that sequences also come cut, nested and back to back.
-hostile_text = st.lists(
-    st.one_of(st.text(max_size=6), st.sampled_from(ATTACKS)), max_size=4
-).map("".join)
+hostile_text = st.lists(st.one_of(st.text(max_size=6), st.sampled_from(ATTACKS)), max_size=4).map(
+    "".join
+)
 
 # Any C0 control but newline and tab, DEL, any C1 control.
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-# Deterministic (CI runs the same examples every time) and without deadlines (a busy machine).
+
 def examples(n: int) -> settings:
     """``n`` examples, the same on every run (CI stays deterministic), no deadline (a busy box)."""
-    return settings(max_examples=n, derandomize=True, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+    return settings(
+        max_examples=n,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 
 def assert_no_controls(out: str, where: str = "output") -> None:
     """No byte of ``out`` is a control a terminal would act on (newline and tab allowed)."""
     bad = FORBIDDEN.search(out)
-    assert bad is None, f"{where}: control {bad.group()!r} at {bad.start()}: {out[max(0, bad.start() - 40):bad.start() + 40]!r}"
+    assert bad is None, (
+        f"{where}: control {bad.group()!r} at {bad.start()}: {out[max(0, bad.start() - 40) : bad.start() + 40]!r}"
+    )
 
 
 def report_data(t: Callable[[], str], status: str, verified: bool | None = None) -> dict:
@@ -66,19 +72,51 @@ def report_data(t: Callable[[], str], status: str, verified: bool | None = None)
     event = None
     if status != "clean":
         event = {
-            "kind": status, "phase": "forward", "step": 2, "module": t(), "module_type": t(),
-            "op": t(), "location": location(), "dtype": t(), "message": t(), "value": t(),
-            "op_inputs": [stats()], "details": texts(), "exception_type": t(), "traceback": t(),
+            "kind": status,
+            "phase": "forward",
+            "step": 2,
+            "module": t(),
+            "module_type": t(),
+            "op": t(),
+            "location": location(),
+            "dtype": t(),
+            "message": t(),
+            "value": t(),
+            "op_inputs": [stats()],
+            "details": texts(),
+            "exception_type": t(),
+            "traceback": t(),
             "op_value": t(),
-            "op_input_sources": [{"input": 0, "op": t(), "numbers": [1e-8], "location": location()}],
+            "op_input_sources": [
+                {"input": 0, "op": t(), "numbers": [1e-8], "location": location()}
+            ],
         }
-    frame = {"index": 0, "step": 1, "phase": "loss", "module": t(), "module_type": t(),
-             "inputs": [stats()], "outputs": [stats()], "weights": [stats()], "producer": True}
+    frame = {
+        "index": 0,
+        "step": 1,
+        "phase": "loss",
+        "module": t(),
+        "module_type": t(),
+        "inputs": [stats()],
+        "outputs": [stats()],
+        "weights": [stats()],
+        "producer": True,
+    }
 
     def fix() -> dict:
-        return {"id": t(), "score": 0.9, "title": t(), "why": t(), "example_patch": t(),
-                "patch": t(), "rules": texts(), "evidence": texts(), "patch_note": t(),
-                "verify_note": t(), "verified": verified}
+        return {
+            "id": t(),
+            "score": 0.9,
+            "title": t(),
+            "why": t(),
+            "example_patch": t(),
+            "patch": t(),
+            "rules": texts(),
+            "evidence": texts(),
+            "patch_note": t(),
+            "verify_note": t(),
+            "verified": verified,
+        }
 
     return {
         "status": status,
@@ -86,13 +124,27 @@ def report_data(t: Callable[[], str], status: str, verified: bool | None = None)
         "event": event,
         "frames": [frame],
         "history": [{"step": 0, "loss": 1.0}, {"step": 1, "loss": 2.0}],
-        "config": {"precision": t(), "optimizer": t(), "lr": 0.1,
-                   "transformers": {"precision": t(), "notes": texts()}, t(): t()},
+        "config": {
+            "precision": t(),
+            "optimizer": t(),
+            "lr": 0.1,
+            "transformers": {"precision": t(), "notes": texts()},
+            t(): t(),
+        },
         "symptoms": [{"id": t(), "confidence": 0.5, "evidence": texts(), "title": t()}],
         "fixes": [fix(), {**fix(), "patch": None}],
-        "matches": [{"record_id": t(), "slug": t(), "score": 0.8, "reason": t(),
-                     "error_message": t(), "solutions": texts(), "example_fix": t(),
-                     "kind": "pattern"}],
+        "matches": [
+            {
+                "record_id": t(),
+                "slug": t(),
+                "score": 0.8,
+                "reason": t(),
+                "error_message": t(),
+                "solutions": texts(),
+                "example_fix": t(),
+                "kind": "pattern",
+            }
+        ],
         "facts": {t(): t()},
         "diagnose_version": t(),
         "warnings": texts(),

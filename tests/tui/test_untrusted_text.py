@@ -67,7 +67,9 @@ async def visit_every_tab(app: DiagnoseApp, pilot, *, records: bool = True) -> l
     return screens
 
 
-async def test_a_saved_report_whose_warning_writes_the_clipboard_and_clears_the_screen(tmp_path: Path):
+async def test_a_saved_report_whose_warning_writes_the_clipboard_and_clears_the_screen(
+    tmp_path: Path,
+):
     report = load_fp16()
     report.warnings = [f"tracer: a call was not recorded: {OSC52_CLEAR}boom"]
     report.write(tmp_path / "r.json")
