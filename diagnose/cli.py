@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import one_line
 
 STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 
@@ -87,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         if debug:
             traceback.print_exc()
-        print(f"diagnose: error: {exc}", file=sys.stderr)
+        print(f"diagnose: error: {one_line(exc)}", file=sys.stderr)
         return ExitStatus.USAGE
     except KeyboardInterrupt:
         print("diagnose: interrupted", file=sys.stderr)
@@ -99,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         else:
             print(
-                f"diagnose: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+                f"diagnose: internal error: {type(exc).__name__}: {one_line(exc)} (rerun with --debug)",
                 file=sys.stderr,
             )
         return ExitStatus.USAGE

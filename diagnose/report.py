@@ -19,8 +19,10 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
+from pydantic_core import PydanticSerializationError
 
 from diagnose.errors import read_user_text
+from diagnose.safetext import json_text
 
 REPORT_VERSION = 1
 
@@ -273,7 +275,13 @@ class Report(_Model):
     )
 
     def to_json(self, indent: int | None = 2) -> str:
-        return self.model_dump_json(indent=indent)
+        """The report as JSON that is also safe to print: C1 and other raw controls escaped."""
+        try:
+            dumped = self.model_dump_json(indent=indent)
+        except PydanticSerializationError:  # a lone surrogate (an undecodable file name)
+            dumped = json.dumps(_inf_nan_as_strings(self.model_dump(mode="json")),
+                                indent=indent, ensure_ascii=False)
+        return json_text(dumped)
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
@@ -360,6 +368,17 @@ class ReportError(ValueError):
 def report_json_schema() -> dict[str, Any]:
     """The published JSON Schema of the report (kept in step with the model by a test)."""
     return Report.model_json_schema()
+
+
+def _inf_nan_as_strings(data: Any) -> Any:
+    """``model_dump(mode="json")`` data with inf/nan written as model_dump_json writes them."""
+    if isinstance(data, float) and not _is_finite(data):
+        return "NaN" if data != data else ("Infinity" if data > 0 else "-Infinity")
+    if isinstance(data, dict):
+        return {k: _inf_nan_as_strings(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_inf_nan_as_strings(v) for v in data]
+    return data
 
 
 def _is_finite(x: float) -> bool:

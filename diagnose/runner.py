@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from diagnose.errors import UsageError
 from diagnose.report import Config, Event, Location, MatchRef, Report, ScriptInfo
+from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped, stopped_by
 
 log = logging.getLogger(__name__)
@@ -197,13 +198,14 @@ def _exception_event(exc: BaseException, script: Path) -> Event:
     module = type(exc).__module__
     if module not in ("builtins", "__main__"):
         name = f"{module}.{name}"
-    message = str(exc).strip() or name
+    # Libraries style their messages (torch's bold): the styling is dropped, the words kept.
+    message = strip_escapes(str(exc)).strip() or name
     return Event(
         kind="exception",
         exception_type=name,
         message=message.splitlines()[0] if message else name,
         location=_user_location(exc.__traceback__, script),
-        traceback="".join(tb.format()),
+        traceback=strip_escapes("".join(tb.format())),
         details=message.splitlines()[1:8],
     )
 

@@ -53,7 +53,9 @@ class UserFile:
 def shown(text: object) -> str:
     """``text`` (a path from a report, a name) with every unprintable character escaped, so that
     a message about it stays one line and never drives the terminal."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
+    from diagnose.safetext import one_line
+
+    return one_line(str(text))
 
 
 def resolve(path: str | Path) -> Path:

@@ -87,3 +87,25 @@ def test_script_exception_is_reported_with_traceback_and_location(tmp_path):
     assert "mat1 and mat2 shapes cannot be multiplied" in event["message"]
     assert event["location"]["line"] == 4
     assert "Traceback" in event["traceback"] and "runpy" not in event["traceback"]
+
+
+def test_a_library_s_escape_sequences_leave_its_message_whole_not_in_pieces(tmp_path):
+    # the way some torch errors bold a word: the report keeps the words, not "[1m" litter
+    script = tmp_path / "train.py"
+    script.write_text(  # built from pieces, so the source lines quoted in the report hold none
+        "import torch\n"
+        "B, R = chr(27) + '[' + '1m', chr(27) + '[' + '0m'\n"
+        "OSC = chr(27) + ']5' + '2;c;' + 'ZWNobyBwd25lZA==' + chr(7)\n"
+        "raise RuntimeError('Expected ' + B + 'all tensors' + R + ' to be on the same device'\n"
+        "                   + chr(10) + OSC + 'detail')\n"
+    )
+    report_path = tmp_path / "r.json"
+    for fmt in ("json", "text", "markdown"):
+        result = run_cli("--format", fmt, "--report", str(report_path), str(script))
+        assert result.returncode == 1, result.stderr
+        assert "\x1b" not in result.stdout and "[1m" not in result.stdout
+        assert "52;c" not in result.stdout and "\\u001b" not in result.stdout
+        assert "Expected all tensors to be on the same device" in result.stdout
+    event = json.loads(report_path.read_text())["event"]
+    assert event["message"] == "Expected all tensors to be on the same device"
+    assert event["details"] == ["detail"]

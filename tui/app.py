@@ -11,6 +11,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 
@@ -19,7 +20,7 @@ from tui.screens.confirm import ConfirmScreen
 from tui.screens.frame_details import FrameDetailsScreen
 from tui.screens.keys import KeysScreen
 from tui.summary import producer_index
-from tui.text import literal
+from tui.text import literal, one_line, safe
 from tui.widgets.config_view import ConfigView
 from tui.widgets.fixes_view import FixesView, FixList
 from tui.widgets.frames_table import FramesTable
@@ -82,7 +83,7 @@ class DiagnoseApp(App[int]):
         self.report_path = report_path
         self._verifier = verifier
         self._patcher = patcher
-        self.sub_title = str(report_path) if report_path else report.script.path
+        self.sub_title = one_line(report_path if report_path else report.script.path)
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -106,7 +107,21 @@ class DiagnoseApp(App[int]):
     def on_mount(self) -> None:
         self.query_one(WalkthroughView).focus()
         for warning in self.report.warnings:
-            self.notify(warning, title="report", severity="warning", markup=False, timeout=8)
+            self.notify(warning, title="report", severity="warning", timeout=8)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast of this app: its text is made terminal-safe, and markup is off unless a
+        caller asks for it, since the messages quote report text, paths and exceptions."""
+        super().notify(safe(message), title=safe(title), severity=severity, timeout=timeout,
+                       markup=markup)
 
     @property
     def active_tab(self) -> str:

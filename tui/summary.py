@@ -52,7 +52,7 @@ def headline(report: Report, palette: Palette) -> Text:
         if event is not None and event.step is not None:
             text.append(f" at step {event.step}")
         if event is not None and event.phase:
-            text.append(f" in {event.phase}")
+            text.append(" in ").append_text(literal(event.phase))
         return text
     text = Text("✗ NON-FINITE ", style=_bold(palette.error))
     if event is None:
@@ -63,7 +63,7 @@ def headline(report: Report, palette: Palette) -> Text:
     if event.step is not None:
         text.append(f" at step {event.step}")
     if event.phase:
-        text.append(f" in {event.phase}")
+        text.append(" in ").append_text(literal(event.phase))
     if event.dtype:
         text.append(" (")
         text.append_text(literal(event.dtype))

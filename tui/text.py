@@ -1,8 +1,9 @@
 """Turning report values into Rich ``Text``: literal, escaped, coloured by meaning.
 
 Everything that came from the run or the dataset (module names, messages, paths) goes through
-``literal``: it is never parsed as markup, and control characters (terminal escape sequences)
-are made visible instead of reaching the terminal.
+``literal``: it is never parsed as markup, and it is ``diagnose.safetext.safe`` text (terminal
+escape sequences removed, other control characters made visible), so nothing reaches the
+terminal that it would act on.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 from rich.style import Style
 from rich.text import Text
 
-from diagnose.render.numbers import num, safe
+from diagnose.render.numbers import num
 from diagnose.report import TensorStats
+from diagnose.safetext import one_line, safe
 
-__all__ = ["Palette", "diff_text", "literal", "magnitude", "num", "safe", "stat_cell"]
+__all__ = ["Palette", "diff_text", "literal", "magnitude", "num", "one_line", "safe", "stat_cell"]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import safe
 
 if TYPE_CHECKING:
     from diagnose.patches.apply import Applied
@@ -61,7 +62,8 @@ def main(args: argparse.Namespace) -> int:
         force=args.force,
     )
     if args.dry_run:
-        sys.stdout.write(applied.diff)
+        # Raw into a pipe (it feeds `patch`); inert on a terminal, like every other output.
+        sys.stdout.write(applied.diff if not sys.stdout.isatty() else safe(applied.diff))
         return ExitStatus.CLEAN
     print(_summary(args.fix_id, applied))
     return ExitStatus.CLEAN

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,13 +70,14 @@ def validate(paths: list[str], fmt: str = "text") -> int:
         print(json.dumps(data, indent=2))
     else:
         for problem in result.problems:
-            print(problem)
+            print(one_line(problem))
         for skeleton in skeletons:
-            print(f"{'' if shipping else 'note: '}{skeleton['slug']} [{skeleton['id']}] "
-                  f"({skeleton['filePath']}): skeleton: needs text ({', '.join(TEXT_FIELDS)})"
-                  + ("; a skeleton is not a shipped record" if shipping else ""))
+            print(one_line(
+                f"{'' if shipping else 'note: '}{skeleton['slug']} [{skeleton['id']}] "
+                f"({skeleton['filePath']}): skeleton: needs text ({', '.join(TEXT_FIELDS)})"
+                + ("; a skeleton is not a shipped record" if shipping else "")))
         for skipped in result.skipped:
-            print(f"note: {skipped}", file=sys.stderr)
+            print(f"note: {one_line(skipped)}", file=sys.stderr)
         n_files = len({p.file for p in result.problems})
         tail = f"; {_plural(len(skeletons), 'skeleton')} that need text" if skeletons else ""
         print(

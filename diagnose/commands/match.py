@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import json_text, one_line, safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
         data = _as_json(result)
         data["training_log"] = training_log.to_dict() if training_log else None
         data["dump"] = dump.to_dict() if dump else None
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json_text(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
         read = [section for section in (
             _dump_text(dump) if dump else None,
@@ -72,7 +73,9 @@ def main(args: argparse.Namespace) -> int:
         ) if section]
         if not read or result.matched:
             read.append(_as_text(result, matcher.cutoff))
-        print("\n\n".join(read))
+        # The log, the query and --dataset records are all untrusted: the whole text goes
+        # through safe(), which leaves diagnose's own words as they are.
+        print(safe("\n\n".join(read)))
     answered = result.matched or training_log is not None or dump is not None
     return ExitStatus.CLEAN if answered else ExitStatus.DIAGNOSED
 
@@ -149,7 +152,7 @@ def _load(extra: list[str], load_records: Any) -> list[Any]:
         problems += added.problems
         records.update({r.id: r for r in added.records})  # a user's record wins over ours
     for problem in problems:
-        print(f"diagnose: warning: {problem}", file=sys.stderr)
+        print(f"diagnose: warning: {one_line(problem)}", file=sys.stderr)
     return list(records.values())
 
 
@@ -199,7 +202,7 @@ def _as_text(result: Any, cutoff: float) -> str:
         if solutions:
             out.append("   Solutions:")
             for s in solutions:
-                out.append(textwrap.fill(s, 96, initial_indent="     - ", subsequent_indent="       "))
+                out.append(textwrap.fill(safe(s), 96, initial_indent="     - ", subsequent_indent="       "))
         fix = field_of(m.record, "exampleFix")
         if fix and n == 1:
             out.append("   Example fix:")
@@ -210,7 +213,7 @@ def _as_text(result: Any, cutoff: float) -> str:
 
 def _training_log_text(diagnosis: Any) -> str:
     """The log's first non-finite metric, what led there, the causes it supports, the command."""
-    from diagnose.render.numbers import num, safe
+    from diagnose.render.numbers import num
 
     out = [f"Training log: {safe(diagnosis.what)}, with no exception."]
     if diagnosis.before:
@@ -240,7 +243,6 @@ def _training_log_text(diagnosis: Any) -> str:
 
 def _ranked_text(diagnosis: Any, limits: str, nothing: str) -> list[str]:
     """The causes and fixes the rules rank for pasted evidence, with what that evidence lacks."""
-    from diagnose.render.numbers import safe
 
     out: list[str] = []
     if diagnosis.causes:
@@ -259,7 +261,6 @@ def _ranked_text(diagnosis: Any, limits: str, nothing: str) -> list[str]:
 
 def _dump_text(dump: Any) -> str:
     """A DebugUnderflowOverflow or anomaly-mode dump: where the first nan was born, and why."""
-    from diagnose.render.numbers import safe
 
     out = [f"{safe(dump.tool)}: {safe(dump.what)}."]
     if dump.code:
@@ -272,5 +273,5 @@ def _dump_text(dump: Any) -> str:
 
 
 def _one_line(text: str, width: int = 110) -> str:
-    text = " ".join(text.split())
+    text = " ".join(one_line(text).split())  # escape sequences go before the cut, not in two
     return text if len(text) <= width else text[: width - 3] + "..."

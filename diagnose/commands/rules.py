@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,12 +70,13 @@ def _list(args: argparse.Namespace) -> int:
         width = max((len(r.id) for r in rules), default=2)
         family_width = max((len(r.family) for r in rules), default=6)
         for r in rules:
-            fixes = ", ".join(f"{f} ({w:g})" for f, w in r.fixes)
+            fixes = one_line(", ".join(f"{f} ({w:g})" for f, w in r.fixes))
             mark = "" if r.builtin else "  [user]"
-            print(f"{r.id:<{width}}  {r.family:<{family_width}}  {r.title}{mark}")
+            print(f"{one_line(r.id):<{width}}  {one_line(r.family):<{family_width}}  "
+                  f"{one_line(r.title)}{mark}")
             print(f"{'':<{width}}  {'':<{family_width}}  fixes: {fixes}")
     for problem in problems:
-        print(f"diagnose: {problem}", file=sys.stderr)
+        print(f"diagnose: {one_line(problem)}", file=sys.stderr)
     return ExitStatus.DIAGNOSED if problems else ExitStatus.CLEAN
 
 
@@ -86,13 +88,13 @@ def _test(args: argparse.Namespace) -> int:
     rules, problems = load_rules(path, builtin=False)
     count, failures = run_cases(rules)
     for problem in problems:
-        print(f"{problem}")
+        print(one_line(problem))
     for failure in failures:
-        print(f"{failure}")
+        print(one_line(failure))
     bad = len(problems) + len(failures)
     verdict = "ok" if not bad else "FAILED"
     print(
         f"{verdict}: {len(rules)} rules, {count} cases, {len(failures)} failing cases, "
-        f"{len(problems)} broken files ({path})"
+        f"{len(problems)} broken files ({one_line(path)})"
     )
     return ExitStatus.DIAGNOSED if bad else ExitStatus.CLEAN

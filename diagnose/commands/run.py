@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,7 +97,7 @@ def _emit(report, args: argparse.Namespace, fmt: str, stdout) -> int:
     """Write ``--report``, show the report on the real stdout, and return the exit status."""
     if args.report:
         report.write(args.report)
-        print(f"diagnose: report written to {args.report}", file=sys.stderr)
+        print(f"diagnose: report written to {one_line(args.report)}", file=sys.stderr)
     with contextlib.redirect_stdout(stdout):
         show(report, fmt, report_path=args.report)
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED

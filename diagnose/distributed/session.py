@@ -27,8 +27,8 @@ from diagnose.distributed import evidence as ev
 from diagnose.distributed.context import DistContext
 from diagnose.distributed.evidence import TERMINAL
 from diagnose.distributed.store import Connections
-from diagnose.render.numbers import safe
 from diagnose.report import Report
+from diagnose.safetext import one_line
 
 POLL_S = 0.05
 """How often the watcher thread asks the store whether another rank ended the run."""
@@ -258,7 +258,7 @@ class RankSession:
         return Outcome(0 if report.status == "clean" else 1, report)
 
     def _say(self, text: str) -> None:
-        print(f"diagnose: rank {self.ctx.rank} (node {self.ctx.node}): {safe(text)}",
+        print(f"diagnose: rank {self.ctx.rank} (node {self.ctx.node}): {one_line(text)}",
               file=sys.stderr)
 
     def exit(self, outcome: Outcome) -> None:

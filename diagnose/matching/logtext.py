@@ -25,6 +25,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from diagnose.safetext import strip_escapes
+
 MAX_INPUT_CHARS = 2_000_000  # beyond this only the tail is read: errors come last
 MAX_LINE_CHARS = 2_000  # a pattern never sees a longer line
 MAX_MESSAGE_LINES = 12  # continuation lines kept after an exception line
@@ -44,7 +46,6 @@ ROLE_WEIGHTS = {
     "log": 0.95,
 }
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _LINE_PREFIX = re.compile(
     r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s)"
 )
@@ -158,7 +159,7 @@ def clean_lines(text: str) -> list[str]:
     """Strip colours, progress bars, markdown and per-rank prefixes; return the visible lines."""
     if len(text) > MAX_INPUT_CHARS:
         text = text[-MAX_INPUT_CHARS:]
-    text = _ANSI.sub("", text).replace("\r\n", "\n")
+    text = strip_escapes(text).replace("\r\n", "\n")
     lines: list[str] = []
     for raw in text.split("\n"):
         if "\r" in raw:

@@ -32,7 +32,7 @@ def render_markdown(report: Report) -> str:
         out.append(f"**{_cell(event.message)}**")
         out.append("")
         step = "?" if event.step is None else event.step
-        out.append(f"- born at: step {step}, phase `{event.phase or '?'}`, {_cell(where(event))}")
+        out.append(f"- born at: step {step}, phase `{_cell(event.phase or '?')}`, {_cell(where(event))}")
         if event.rank is not None:
             out.append(f"- rank: {event.rank}")
         if event.location and event.location.code:
@@ -46,7 +46,7 @@ def render_markdown(report: Report) -> str:
     if report.symptoms:
         out += ["", "## Symptoms", ""]
         for symptom in report.symptoms:
-            out.append(f"- **{_cell(symptom.title or symptom.id)}** (`{symptom.id}`, "
+            out.append(f"- **{_cell(symptom.title or symptom.id)}** (`{_cell(symptom.id)}`, "
                        f"confidence {symptom.confidence:.2f})")
             out += [f"  - {_cell(e)}" for e in symptom.evidence]
 
@@ -55,12 +55,12 @@ def render_markdown(report: Report) -> str:
         for rank, fix in enumerate(report.fixes, 1):
             verified = {True: " — verified by a re-run", False: " — did not fix it in a re-run",
                         None: ""}[fix.verified]
-            out += [f"### {rank}. {_cell(fix.title)} (`{fix.id}`, score {fix.score:.2f}){verified}",
+            out += [f"### {rank}. {_cell(fix.title)} (`{_cell(fix.id)}`, score {fix.score:.2f}){verified}",
                     "", safe(fix.why), ""]
             if fix.verify_note:
                 out += [f"Re-run: {_cell(fix.verify_note)}", ""]
             if fix.rules:
-                out.append(f"Rules: {', '.join(f'`{r}`' for r in fix.rules)}")
+                out.append(f"Rules: {', '.join(f'`{_cell(r)}`' for r in fix.rules)}")
                 out.append("")
             if fix.patch:
                 out += ["Patch against your script:", "", *_code(fix.patch, "diff"), ""]
@@ -78,10 +78,10 @@ def render_markdown(report: Report) -> str:
             out.append("| " + " | ".join([
                 "**>>**" if frame.producer else "",
                 str(frame.step if frame.step is not None else "-"),
-                frame.phase or "-",
+                _cell(frame.phase or "-"),
                 _cell(frame.module or "-"),
                 _cell(frame.module_type or "-"),
-                (o.dtype or "-") if o else "-",
+                _cell(o.dtype or "-") if o else "-",
                 num(o.abs_min) if o else "-",
                 num(o.abs_max) if o else "-",
                 num(o.headroom) if o else "-",
@@ -97,7 +97,7 @@ def render_markdown(report: Report) -> str:
 
     c = report.config
     clip = f"{c.grad_clip.kind}, max {num(c.grad_clip.max)}" if c.grad_clip else "none"
-    out += ["", "## Config", "", f"- precision: `{c.precision}`", f"- optimizer: `{c.optimizer}`",
+    out += ["", "## Config", "", f"- precision: `{_cell(c.precision)}`", f"- optimizer: `{_cell(str(c.optimizer))}`",
             f"- lr: {num(c.lr, 3)}", f"- gradient clipping: {clip}",
             f"- GradScaler: {'yes' if c.grad_scaler else 'no'}"]
 

@@ -1,23 +1,14 @@
-"""Formatting shared by the renderers: numbers, stats cells and safe text."""
+"""Formatting shared by the renderers: numbers and stats cells (safe text: diagnose.safetext)."""
 
 from __future__ import annotations
 
 import math
-import re
 
 from diagnose.facts.heuristics import threshold
 from diagnose.report import Event, Frame, Report, TensorStats
+from diagnose.safetext import one_line, safe
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def safe(text: object) -> str:
-    """Text from the run (messages, module names, paths) with control characters made visible.
-
-    Terminal escape sequences in a module name or an error message must be shown, never
-    interpreted by the user's terminal.
-    """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+__all__ = ["diverging_note", "flags", "num", "one_line", "safe", "stats_of", "where"]
 
 
 def num(x: float | None, digits: int = 2) -> str:

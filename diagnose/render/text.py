@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import textwrap
 
-from diagnose.render.numbers import diverging_note, flags, num, safe, stats_of, where
-from diagnose.report import Fix, Frame, Report
+from diagnose.render.numbers import diverging_note, flags, num, one_line, safe, stats_of, where
+from diagnose.report import Fix, Frame, Report, TensorStats
 
 MAX_FRAMES_SHOWN = 21
 MAX_HISTORY_SHOWN = 8
@@ -47,7 +47,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
         out += ["", s.bold("Symptoms")]
         for symptom in report.symptoms:
             title = f" — {safe(symptom.title)}" if symptom.title else ""
-            out.append(f"  {symptom.id} ({symptom.confidence:.2f}){title}")
+            out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
             out += [f"      {safe(e)}" for e in symptom.evidence]
     if report.fixes:
         out += ["", s.bold("Fixes, best first")]
@@ -62,7 +62,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
         out += ["", s.bold("Related error records")]
         for rank, match in enumerate(report.matches):
             reason = f" — {safe(match.reason)}" if match.reason else ""
-            out.append(f"  {match.score:.2f}  {safe(match.slug)} [{match.record_id}]{reason}")
+            out.append(f"  {match.score:.2f}  {safe(match.slug)} [{safe(match.record_id)}]{reason}")
             if rank == 0 and match.kind != "related":
                 out += [f"        - {safe(sol)}" for sol in match.solutions]
                 if match.example_fix:
@@ -94,7 +94,7 @@ def _verdict(report: Report, s: _Style) -> list[str]:
         return lines
     lines = [s.red(f"diagnose: {script}: {safe(event.message)}")]
     step = "?" if event.step is None else str(event.step)
-    lines.append(f"  born at: step {step}, phase {event.phase or '?'}, {where(event)}")
+    lines.append(f"  born at: step {step}, phase {safe(event.phase or '?')}, {where(event)}")
     if event.location and event.location.code:
         lines.append(f"  code:    {safe(event.location.code.strip())}")
     if event.location and event.location.via:
@@ -112,20 +112,20 @@ def _verdict(report: Report, s: _Style) -> list[str]:
         lines.append(f"  likely cause: {safe(top.title or top.id)} (confidence {top.confidence:.2f})")
     if report.fixes:
         top_fix = report.fixes[0]
-        lines.append(f"  best fix: {safe(top_fix.title)} [{top_fix.id}]")
+        lines.append(f"  best fix: {safe(top_fix.title)} [{safe(top_fix.id)}]")
     return lines
 
 
 def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
     verified = {True: " verified", False: " did not fix it in a re-run", None: ""}[fix.verified]
-    lines = [f"  {rank}. {s.bold(safe(fix.title))} [{fix.id}] score {fix.score:.2f}{verified}"]
+    lines = [f"  {rank}. {s.bold(safe(fix.title))} [{safe(fix.id)}] score {fix.score:.2f}{verified}"]
     if fix.verify_note:
         lines.append(f"     re-run: {safe(fix.verify_note)}")
     if not full:
         return lines
     lines += textwrap.wrap(safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     ")
     if fix.rules:
-        lines.append(s.dim(f"     rules: {', '.join(fix.rules)}"))
+        lines.append(s.dim(f"     rules: {safe(', '.join(fix.rules))}"))
     for evidence in fix.evidence[:4]:
         lines.append(s.dim(f"     evidence: {safe(evidence)}"))
     if fix.patch:
@@ -169,10 +169,10 @@ def _frames(frames: list[Frame], s: _Style, event: bool) -> list[str]:
         rows.append((
             ">>" if frame.producer else "",
             "-" if frame.step is None else str(frame.step),
-            frame.phase or "-",
-            _clip(safe(frame.module or "-"), 40),
-            safe(frame.module_type or "-"),
-            (outp or inp).dtype.replace("torch.", "") if (outp or inp) and (outp or inp).dtype else "-",
+            one_line(frame.phase or "-"),
+            _clip(one_line(frame.module or "-"), 40),
+            one_line(frame.module_type or "-"),
+            _dtype(outp or inp),
             num(inp.abs_max) if inp else "-",
             num(outp.abs_min) if outp else "-",
             num(outp.abs_max) if outp else "-",
@@ -180,6 +180,12 @@ def _frames(frames: list[Frame], s: _Style, event: bool) -> list[str]:
             notes,
         ))
     return [s.bold(title), *_table(rows)]
+
+
+def _dtype(stats: TensorStats | None) -> str:
+    if stats is None or not stats.dtype:
+        return "-"
+    return one_line(stats.dtype.replace("torch.", ""))
 
 
 def _history(report: Report, s: _Style) -> list[str]:
@@ -200,8 +206,8 @@ def _config(report: Report, s: _Style) -> list[str]:
     if c.grad_clip:
         clip = f"by {c.grad_clip.kind}, max {num(c.grad_clip.max)}"
     parts = [
-        f"precision {c.precision}",
-        f"optimizer {c.optimizer or '?'}",
+        f"precision {safe(c.precision)}",
+        f"optimizer {safe(c.optimizer or '?')}",
         f"lr {num(c.lr, 3)}",
         f"gradient clipping {clip}",
         f"GradScaler {'yes' if c.grad_scaler else 'no'}",

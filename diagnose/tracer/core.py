@@ -44,6 +44,7 @@ from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
+from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped
 from diagnose.tracer import backward, ops
 from diagnose.tracer.data import BatchIndices
@@ -469,7 +470,8 @@ class Tracer:
 
     def _fault(self, what: str, exc: Exception) -> None:
         """Something the tracer could not record: the script goes on, the report says so."""
-        line = f"tracer: {what} was not recorded: {type(exc).__name__}: {exc}".splitlines()[0]
+        line = f"tracer: {what} was not recorded: {type(exc).__name__}: {strip_escapes(str(exc))}"
+        line = line.splitlines()[0]
         if line not in self._faults and len(self._faults) < _MAX_FAULTS:
             self._faults.append(line)
 

@@ -101,3 +101,24 @@ def test_a_fifo_as_report_is_refused_without_waiting_for_a_writer(tmp_path):
     os.mkfifo(fifo)
     line = _one_error_line(run_cli("show", str(fifo), timeout=60), fifo)
     assert line.endswith("not a regular file (a FIFO)")
+
+
+def test_a_report_whose_warning_writes_the_clipboard_prints_it_inert(tmp_path):
+    data = json.loads(FP16_REPORT.read_text())
+    data["warnings"] = ["tracer: not recorded: \x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2Jboom\x9b2J"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    for fmt in ("text", "markdown", "json"):
+        out = run_cli("show", str(path), "--format", fmt)
+        assert out.returncode == 0, out.stderr
+        assert not any(c in out.stdout for c in "\x1b\x07\x9b"), fmt
+        assert "boom" in out.stdout
+    assert "\nwarning: tracer: not recorded: boom\n" in run_cli("show", str(path)).stdout
+
+
+def test_the_error_line_shows_a_hostile_file_name_on_one_inert_line(tmp_path):
+    name = tmp_path / "r\x1b]52;c;ZWNobyBwd25lZA==\x07\n\x1b[2J.json"
+    out = run_cli("show", str(name))
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "\x1b" not in out.stderr and "\x07" not in out.stderr
+    assert out.stderr.startswith(f"diagnose: error: {tmp_path}/r ") and "no such report file" in out.stderr

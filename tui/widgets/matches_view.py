@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from markdown_it import MarkdownIt
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,7 +16,7 @@ from textual.widgets import Markdown, OptionList
 from textual.widgets.option_list import Option
 
 from diagnose.report import MatchRef, Report
-from tui.text import literal, num, safe
+from tui.text import literal, num, one_line, safe
 
 
 class MatchList(OptionList):
@@ -37,7 +39,7 @@ class MatchesView(Horizontal):
     def compose(self) -> ComposeResult:
         yield MatchList(id="match-list")
         with VerticalScroll(id="match-scroll"):
-            yield Markdown(id="match-doc")
+            yield Markdown(id="match-doc", parser_factory=_parser)
 
     def on_mount(self) -> None:
         option_list = self.query_one(MatchList)
@@ -90,9 +92,25 @@ def _get(record: Any, key: str) -> Any:
     return getattr(record, key, None)
 
 
+# Backslash-escaped, these characters can open no link, image, emphasis, code span or HTML.
+_MARKDOWN_SIGNS = re.compile(r"([\\`*_\[\]()<>!&~|#])")
+_WEB_URL = re.compile(r"https?://[^\s<>]+")
+
+
+def _parser() -> MarkdownIt:
+    """Textual's parser without linkify: a URL quoted in an error message is no link."""
+    return MarkdownIt("gfm-like").disable("linkify", ignoreInvalid=True)
+
+
 def _md(text: object) -> str:
     """Dataset prose: control characters escaped; Markdown itself is meant to render."""
     return safe(text)
+
+
+def _inert(text: object) -> str:
+    """Text from the report (a slug, the quoted error line): shown as it is, one line, no
+    Markdown in it acting (a ``[text](url)`` from a crafted message makes no link)."""
+    return _MARKDOWN_SIGNS.sub(r"\\\1", one_line(text))
 
 
 def _fence(code: str, lang: str = "") -> str:
@@ -104,14 +122,14 @@ def _fence(code: str, lang: str = "") -> str:
 
 def record_markdown(ref: MatchRef, record: Any, loaded: bool, error: str | None) -> str:
     """One record as Markdown; the match reference alone when the record is not at hand."""
-    parts = [f"## {_md(ref.slug)}", f"score **{num(ref.score)}** · record `{_md(ref.record_id)}`"]
+    parts = [f"## {_inert(ref.slug)}", f"score **{num(ref.score)}** · record {_inert(ref.record_id)}"]
     if ref.reason:
-        parts.append(f"*Why it matched:* {_md(ref.reason)}")
+        parts.append(f"*Why it matched:* {_inert(ref.reason)}")
     if record is None:
         if not loaded:
             parts.append("*Loading the dataset…*")
         elif error:
-            parts.append(f"*The dataset could not be loaded ({_md(error)}).*")
+            parts.append(f"*The dataset could not be loaded ({_inert(error)}).*")
         else:
             parts.append("*This record is not in the installed dataset.*")
         return "\n\n".join(parts)
@@ -130,7 +148,8 @@ def record_markdown(ref: MatchRef, record: Any, loaded: bool, error: str | None)
         parts += ["### Example fix", _fence(str(example), "python")]
     url = _get(record, "githubUrl")
     if url:
-        parts.append(f"Source: {_md(url)}")
+        url = one_line(url)
+        parts.append(f"Source: <{url}>" if _WEB_URL.fullmatch(url) else f"Source: {_inert(url)}")
     return "\n\n".join(parts)
 
 
