@@ -53,7 +53,9 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
     rules, problems = load_rules(*extra)
     catalogue, _ = load_fixes(*extra)
     warnings += [f"rules: {problem}" for problem in problems]
-    fixes = [] if report.status == "clean" else rank(rules, facts, symptoms, catalogue)
+    # A run that saw nothing wrong before it ended (or was stopped) has nothing to fix.
+    quiet = report.status == "clean" or (report.status == "interrupted" and report.event is None)
+    fixes = [] if quiet else rank(rules, facts, symptoms, catalogue)
     return report.model_copy(
         update={
             "facts": facts,
