@@ -189,11 +189,11 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         report.status = "exception"
         report.event = _exception_event(outcome, script)
     if stopped is not None:
-        _mark_interrupted(report, stopped, tracer.step)
+        mark_interrupted(report, stopped, tracer.step)
     return report
 
 
-def _mark_interrupted(report: Report, cause: str, step: int) -> None:
+def mark_interrupted(report: Report, cause: str, step: int) -> None:
     """The run was stopped from outside: say so, and how far it got. What the tracer had
     already found (a non-finite event the script caught and went on from) stays the status."""
     by = "by the script raising KeyboardInterrupt" if cause == "KeyboardInterrupt" else f"by {cause}"

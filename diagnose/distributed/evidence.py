@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-TERMINAL = ("nonfinite", "exception", "stopped")
+TERMINAL = ("nonfinite", "exception", "interrupted", "stopped")
 """A rank that ended with one of these ends the whole run."""
 
 

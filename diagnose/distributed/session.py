@@ -11,7 +11,6 @@ gone.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
@@ -131,6 +130,7 @@ class RankSession:
 
         tracer = self.tracer
         history = list(getattr(tracer, "history", []) or [])
+        steps = getattr(tracer, "steps_recorded", len(history))
         dist_config: dict[str, Any] = {"world_size": self.ctx.world_size,
                                        **process_group_config()}
         ddp = self.grads.config()
@@ -145,7 +145,7 @@ class RankSession:
         return {
             "rank": self.ctx.rank, "pid": os.getpid(), "status": status, "time": ended,
             "started": self.started, "step": getattr(tracer, "step", None),
-            "history_length": len(history),
+            "history_length": steps,
             "last_loss": history[-1].loss if history else None,
             "local_grads": local, "distributed": dist_config,
         }
@@ -167,6 +167,8 @@ class RankSession:
                 data["summary"] = (f"stopped after rank {peer[0]} ended: raised "
                                    f"{event.exception_type}: {event.message}")
                 data["ended_by"] = peer[0]
+        elif report.interruption is not None:
+            data["summary"] = report.interruption.message
         else:
             steps = data["history_length"]
             data["summary"] = f"saw nothing: {steps} steps, every value finite"
@@ -206,11 +208,11 @@ class RankSession:
         return Outcome(code)
 
     def exit(self, outcome: Outcome) -> None:
-        """End the process at once with the outcome's status, output flushed."""
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(outcome.code)
+        """End the process at once with the outcome's status, output flushed (diagnose's own
+        exit: not the script's ``os._exit``, which the runner reports)."""
+        from diagnose.interrupts import real_exit
+
+        real_exit(outcome.code)
 
 
 def _remove_run_dir(run_dir: Path) -> None:
