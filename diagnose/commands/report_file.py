@@ -8,11 +8,13 @@
   left there by an earlier run can never pass for this one's, even if this process is
   killed outright; the run's own report replaces it, atomically, as soon as the run ends.
 - A write that fails after the run (a full disk) costs the report, not the diagnosis: one
-  line says so and the diagnosis is still shown.
+  line says so and the diagnosis is still shown; the start-of-run report is removed rather
+  than left saying the run may still be going.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -29,6 +31,7 @@ class ReportFile:
         self.stream = is_stream(given)  # /dev/stdout, a pipe: written to, never replaced
         self.path = Path(os.path.abspath(given) if self.stream else os.path.realpath(given))
         self.failure: str | None = None
+        self._claimed = False  # the file at path is still the start-of-run report
 
     @classmethod
     def check(cls, given: Path) -> ReportFile:
@@ -55,15 +58,24 @@ class ReportFile:
         try:
             report.write(self.path)
         except OSError as exc:
-            raise UsageError(f"--report {self.given}: cannot write {self.path}: "
-                             f"{exc.strerror or exc}") from None
+            raise UsageError(
+                f"--report {self.given}: cannot write {self.path}: {exc.strerror or exc}"
+            ) from None
+        self._claimed = True
 
     def write(self, report: Report) -> bool:
-        """Write ``report``; False (with ``failure`` set) when the write failed."""
+        """Write ``report``; False (with ``failure`` set) when the write failed. The
+        start-of-run report is then removed: no report is better than one saying the run
+        may still be going when it is over."""
         try:
             report.write(self.path)
         except OSError as exc:
             self.failure = exc.strerror or str(exc)
+            if self._claimed:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+                self._claimed = False
             return False
         self.failure = None
+        self._claimed = False
         return True

@@ -138,11 +138,14 @@ class Tracer:
     default: the step's single read happens at the optimizer step pre-hook, before the update
     lands (a non-finite loss is still reported as phase ``loss``). Loops without a torch
     optimizer are checked at the next root forward after a ``backward()``, and at exit.
+    ``history``: where the per-step rows go; by default a ``StepHistory`` that keeps the
+    first and last thousand steps and summarises the ones between, so memory and the report
+    stay bounded however long the run.
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
                  check_at_backward: bool | None = None, detail_every: int = 16,
-                 detail_first: int = 1) -> None:
+                 detail_first: int = 1, history: StepHistory | None = None) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
@@ -165,7 +168,7 @@ class Tracer:
         self.step = 0
         self.event: Event | None = None
         self.event_frames: list[Frame] = []
-        self._rows = StepHistory()  # one row per step, bounded however long the run
+        self._rows = history if history is not None else StepHistory()  # a row per step
         self._handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
         self._layouts: dict[tuple[Any, ...], tuple[list[Any], list[Any], bool]] = {}

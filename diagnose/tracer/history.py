@@ -17,8 +17,17 @@ from typing import Any
 
 from diagnose.report import HistoryNote, StepRecord, StepSummary
 
-ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale", "skipped",
-              "near_limit", "detailed")
+ROW_FIELDS = (
+    "step",
+    "loss",
+    "grad_norm",
+    "max_activation",
+    "lr",
+    "loss_scale",
+    "skipped",
+    "near_limit",
+    "detailed",
+)
 FIRST_KEPT = 1000
 LAST_KEPT = 1000
 MAX_BUCKETS = 250
@@ -27,9 +36,27 @@ MAX_BUCKETS = 250
 class _Bucket:
     """Running aggregates of consecutive history rows."""
 
-    __slots__ = ("act", "count", "detailed", "first", "gn_bad", "gn_max", "gn_n", "gn_sum",
-                 "last", "loss_max", "loss_min", "loss_n", "loss_sum", "lr", "near", "row",
-                 "scale_max", "scale_min", "skipped")
+    __slots__ = (
+        "act",
+        "count",
+        "detailed",
+        "first",
+        "gn_bad",
+        "gn_max",
+        "gn_n",
+        "gn_sum",
+        "last",
+        "loss_max",
+        "loss_min",
+        "loss_n",
+        "loss_sum",
+        "lr",
+        "near",
+        "row",
+        "scale_max",
+        "scale_min",
+        "skipped",
+    )
 
     def __init__(self, row: tuple[Any, ...]) -> None:
         self.first = row[0]
@@ -94,25 +121,36 @@ class _Bucket:
         if self.count == 1:
             return _plain(self.row)
         summary = StepSummary.model_construct(
-            last_step=self.last, steps=self.count, loss_min=self.loss_min,
+            last_step=self.last,
+            steps=self.count,
+            loss_min=self.loss_min,
             loss_max=self.loss_max,
             grad_norm_max=self.gn_bad if self.gn_bad is not None else self.gn_max,
-            loss_scale_max=self.scale_max, skipped_steps=self.skipped,
-            near_limit_steps=self.near)
+            loss_scale_max=self.scale_max,
+            skipped_steps=self.skipped,
+            near_limit_steps=self.near,
+        )
         return StepRecord.model_construct(
-            step=self.first, loss=self.loss_sum / self.loss_n if self.loss_n else None,
+            step=self.first,
+            loss=self.loss_sum / self.loss_n if self.loss_n else None,
             grad_norm=self.gn_sum / self.gn_n if self.gn_n else None,
-            max_activation=self.act, lr=self.lr, loss_scale=self.scale_min,
-            skipped=self.skipped > 0, near_limit=self.near > 0, detailed=self.detailed,
-            summary=summary)
+            max_activation=self.act,
+            lr=self.lr,
+            loss_scale=self.scale_min,
+            skipped=self.skipped > 0,
+            near_limit=self.near > 0,
+            detailed=self.detailed,
+            summary=summary,
+        )
 
 
 class StepHistory:
     """Rows appended one per step (plain tuples in ``ROW_FIELDS`` order, cheap to append),
     read as StepRecords. ``len()`` is the number of steps appended, not of rows kept."""
 
-    def __init__(self, first: int = FIRST_KEPT, last: int = LAST_KEPT,
-                 buckets: int = MAX_BUCKETS) -> None:
+    def __init__(
+        self, first: int = FIRST_KEPT, last: int = LAST_KEPT, buckets: int = MAX_BUCKETS
+    ) -> None:
         if first < 1 or last < 1 or buckets < 2:
             raise ValueError("first and last must be at least 1 and buckets at least 2")
         self.first, self.last, self.buckets = first, last, buckets
@@ -158,10 +196,13 @@ class StepHistory:
         """Every row as a StepRecord, oldest first (built once per change)."""
         if self._built is None:
             head_built = self._head_built
-            for row in self._head[len(head_built):]:
+            for row in self._head[len(head_built) :]:
                 head_built.append(_plain(row))
-            self._built = [*head_built, *(b.record() for b in self._middle),
-                           *map(_plain, self._tail)]
+            self._built = [
+                *head_built,
+                *(b.record() for b in self._middle),
+                *map(_plain, self._tail),
+            ]
         return self._built
 
     def note(self) -> HistoryNote | None:
@@ -170,11 +211,16 @@ class StepHistory:
         if not summarized:
             return None
         return HistoryNote(
-            steps=self._steps, first_kept=len(self._head), last_kept=len(self._tail),
+            steps=self._steps,
+            first_kept=len(self._head),
+            last_kept=len(self._tail),
             summarized=summarized,
-            message=(f"history of {self._steps} steps: the first {len(self._head)} and the "
-                     f"last {len(self._tail)} are kept step by step; the steps between are "
-                     f"summarised, {self._span} steps or fewer a row"))
+            message=(
+                f"history of {self._steps} steps: the first {len(self._head)} and the "
+                f"last {len(self._tail)} are kept step by step; the steps between are "
+                f"summarised, {self._span} steps or fewer a row"
+            ),
+        )
 
 
 def _plain(row: tuple[Any, ...]) -> StepRecord:
