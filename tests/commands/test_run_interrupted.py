@@ -3,17 +3,19 @@ KeyboardInterrupt or ``os._exit``, a process killed outright, a working director
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from diagnose.report import Report
+from diagnose.report import Report, ReportError
 from tests.conftest import ROOT
 
 TRAIN = textwrap.dedent("""
@@ -242,3 +244,33 @@ def test_a_full_disk_after_the_run_costs_the_report_not_the_diagnosis(tmp_path):
     assert done.stderr.splitlines()[-1].split() == ["left:", "filler"], (
         "no temporary file and no start-of-run report is left behind"
     )
+
+
+def test_ctrl_c_during_the_analysis_stops_it_and_keeps_what_the_run_saw(tmp_path):
+    (tmp_path / "train.py").write_text((ROOT / "examples" / "fp16_overflow.py").read_text())
+    report_path = tmp_path / "r.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "diagnose", "--verify", "--report", "r.json", "train.py"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:  # the run's evidence is written as soon as it ends, before the (long) verification
+        while proc.poll() is None:
+            with contextlib.suppress(OSError, ReportError):
+                if Report.load(report_path).status == "nonfinite":
+                    break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    report = Report.load(report_path)
+    assert report.status == "nonfinite" and report.event.module == "0" and report.frames
+    assert any("analysis interrupted" in w for w in report.warnings)
+    assert "first non-finite" in out  # the evidence is still shown
