@@ -97,4 +97,6 @@ def stopped_note(report: Report) -> str | None:
     """For a run stopped before the script ended: 'interrupted at step N by SIGINT: ...'
     (raw text: the caller escapes it for its format)."""
     stopped = report.interruption
-    return None if stopped is None else stopped.message
+    if stopped is None:
+        return None
+    return (stopped.message.splitlines() or [stopped.cause])[0]  # the verdict is one line
