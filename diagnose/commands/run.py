@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -98,14 +99,16 @@ def main(args: argparse.Namespace) -> int:
 
             return run_rank(ctx, args.script, args.script_args, options,
                             lambda report: _emit(report, target, fmt, stdout))
-    options.on_hard_exit = lambda raw, code: _hard_exit(raw, code, options, target, fmt, stdout)
+    script = Path(os.path.abspath(args.script))  # patched where it is, even after a chdir
+    options.on_hard_exit = lambda raw, code: _hard_exit(raw, code, script, options, target,
+                                                        fmt, stdout)
     with redirect:
         raw = trace_script(args.script, args.script_args, options)
-        report, stopped = analyse(raw, options, target)
+        report, stopped = analyse(raw, script, options, target)
     return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
 
 
-def analyse(raw, options, target: ReportFile | None):
+def analyse(raw, script: Path, options, target: ReportFile | None):
     """The full analysis of a traced run, with the run's evidence written first.
 
     The evidence goes to ``--report`` as soon as the run ends, so that a Ctrl-C during the
@@ -117,18 +120,19 @@ def analyse(raw, options, target: ReportFile | None):
     if target is not None:
         target.write(raw)
     try:
-        return enrich(raw, raw.script.path, options), False
+        return enrich(raw, script, options), False
     except KeyboardInterrupt:
         raw.warnings.append("analysis interrupted (Ctrl-C): no symptoms, fixes or matches")
         return raw, True
 
 
-def _hard_exit(raw, code: int, options, target: ReportFile | None, fmt: str, stdout) -> None:
+def _hard_exit(raw, code: int, script: Path, options, target: ReportFile | None, fmt: str,
+               stdout) -> None:
     """The script called ``os._exit``: analyse (no verification), write, show, then it exits."""
     options.verify = False
     print(f"diagnose: the script called os._exit({code}); what the run saw follows",
           file=sys.stderr)
-    report, _ = analyse(raw, options, target)
+    report, _ = analyse(raw, script, options, target)
     _emit(report, target, "text" if fmt == "tui" else fmt, stdout)
 
 

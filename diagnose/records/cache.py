@@ -13,8 +13,8 @@ The key also includes a fingerprint of the schema and of the validation code, so
 either invalidates every entry. Entries are written to a temporary file and renamed into place,
 never modified, so an entry that was checked stays what was checked while it is read.
 
-Size: the folder keeps at most ``DIAGNOSE_CACHE_MAX_ENTRIES`` entries (default 512) and
-``DIAGNOSE_CACHE_MAX_MB`` megabytes (default 256); past either, the least recently used
+Size: the folder keeps at most ``DIAGNOSE_CACHE_MAX_ENTRIES`` entries (default 2048) and
+``DIAGNOSE_CACHE_MAX_MB`` megabytes (default 1024); past either, the least recently used
 entries go (an entry's mtime is its last use, refreshed at most hourly on a hit), and
 temporary files a killed writer left behind go after an hour. A process scans the folder at
 its first store and keeps count after that, so a store costs no scan until the bound is hit.
@@ -49,8 +49,8 @@ from diagnose.records import entry
 from diagnose.records.parse import Parsed
 
 RACY_NS = 2_000_000_000
-MAX_ENTRIES = 512
-MAX_MB = 256.0
+MAX_ENTRIES = 2048
+MAX_MB = 1024.0
 TOUCH_S = 3600  # a hit refreshes an entry's mtime (its last use) when older than this
 STALE_TMP_S = 3600  # a temporary file this old was left by a writer that died
 _serial = itertools.count()  # temporary file names: unique per process, thread and write
