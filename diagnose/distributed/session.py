@@ -181,6 +181,15 @@ class RankSession:
         steps = data["history_length"]
         data["summary"] = f"saw nothing in {steps} steps; {why}"
         data["ended_by"] = ended_by
+        # What this rank saw, for a run that ends with no rank's event (a launch torn down
+        # by SIGTERM): the combined report then still has frames, history and config.
+        try:
+            report = self.tracer.report() if self.tracer is not None else None
+        except Exception:
+            report = None
+        if report is not None:
+            report.config.distributed = data["distributed"]  # type: ignore[attr-defined]
+            data["report"] = report.model_dump(mode="json")
         return data
 
     # -- the end ------------------------------------------------------------------------
