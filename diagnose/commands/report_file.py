@@ -63,6 +63,12 @@ class ReportFile:
             ) from None
         self._claimed = True
 
+    def checkpoint(self, report: Report) -> None:
+        """Write what is known so far, to be replaced by the final report; a stream (which
+        cannot be replaced, only appended to) gets the final report alone."""
+        if not self.stream:
+            self.write(report)
+
     def write(self, report: Report) -> bool:
         """Write ``report``; False (with ``failure`` set) when the write failed. The
         start-of-run report is then removed: no report is better than one saying the run

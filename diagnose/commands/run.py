@@ -118,7 +118,7 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     from diagnose.runner import enrich
 
     if target is not None:
-        target.write(raw)
+        target.checkpoint(raw)
     try:
         return enrich(raw, script, options), False
     except KeyboardInterrupt:
