@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from diagnose.errors import ExitStatus, UsageError
 from diagnose.safetext import one_line
 
-STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
-
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("diagnose.commands.run", "run a training script under the tracer (the default)"),
@@ -92,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitStatus.USAGE
     except KeyboardInterrupt:
         print("diagnose: interrupted", file=sys.stderr)
-        return 130
+        return ExitStatus.INTERRUPTED
     except SystemExit as exc:  # argparse
         return exc.code if isinstance(exc.code, int) else ExitStatus.USAGE
     except Exception as exc:
@@ -118,7 +116,7 @@ def _stdout_closed() -> int:
         os.close(devnull)
     except (OSError, ValueError):  # stdout is not a real file (tests, embedding)
         pass
-    return STDOUT_CLOSED
+    return ExitStatus.STDOUT_CLOSED
 
 
 def _script_index(argv: list[str]) -> int:

@@ -21,12 +21,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError
 
+from diagnose.atomic import write_atomic
 from diagnose.errors import read_user_text
 from diagnose.safetext import json_text
 
 REPORT_VERSION = 1
 
-Status = Literal["clean", "nonfinite", "exception"]
+Status = Literal["clean", "nonfinite", "exception", "interrupted"]
 Phase = Literal["input", "forward", "loss", "backward", "optimizer"]
 
 
@@ -106,6 +107,20 @@ class Frame(_Model):
         return all(s.finite for s in (*self.inputs, *self.outputs, *self.weights))
 
 
+class StepSummary(_Model):
+    """What a summary row of the history adds: the span it covers and its extremes."""
+
+    last_step: int
+    steps: int = Field(description="How many optimizer steps the row stands for.")
+    loss_min: float | None = Field(None, description="Smallest finite loss.")
+    loss_max: float | None = Field(None, description="Largest finite loss.")
+    grad_norm_max: float | None = Field(
+        None, description="Largest gradient norm; inf or nan when one of the steps' was.")
+    loss_scale_max: float | None = None
+    skipped_steps: int = Field(0, description="Steps a GradScaler skipped.")
+    near_limit_steps: int = Field(0, description="Steps with values near their dtype's limit.")
+
+
 class StepRecord(_Model):
     """Per optimizer step, kept over the whole run."""
 
@@ -120,6 +135,15 @@ class StepRecord(_Model):
     detailed: bool = Field(True, description=(
         "True when every module call was watched this step; False on a light step, where "
         "max_activation covers only the model's outputs."))
+    summary: StepSummary | None = Field(None, description=(
+        "Set on a row that stands for the steps step..summary.last_step of a long run's "
+        "middle: loss and grad_norm are then their means, max_activation the largest, lr the "
+        "last, loss_scale the smallest, skipped and near_limit true if any step was."))
+
+    @property
+    def covers(self) -> int:
+        """How many optimizer steps this row stands for."""
+        return self.summary.steps if self.summary is not None else 1
 
 
 class OpSource(_Model):
@@ -235,13 +259,39 @@ class MatchRef(_Model):
     )
 
 
+class Interruption(_Model):
+    """Why a run ended before the script did, and how far it had got."""
+
+    cause: Literal["SIGINT", "SIGTERM", "KeyboardInterrupt", "unfinished"] = Field(
+        description='The signal that stopped the run, "KeyboardInterrupt" when the script '
+                    'raised it itself, or "unfinished": this report was written when the run '
+                    "started and nothing replaced it (diagnose still running, or killed by "
+                    "SIGKILL, out of memory or a crash before it could write what it saw).")
+    stopped_at_step: int | None = Field(
+        None, description="Optimizer steps completed when the run stopped.")
+    message: str = Field(description="One line for the user.")
+    pid: int | None = Field(None, description="Process id of the diagnose run.")
+
+
+class HistoryNote(_Model):
+    """Says that a long run's history keeps every step only near its start and its end."""
+
+    steps: int = Field(description="Optimizer steps the history stands for.")
+    first_kept: int = Field(description="Rows kept as they were from the start of the run.")
+    last_kept: int = Field(description="Rows kept as they were before the event or the end.")
+    summarized: int = Field(description="Steps between those, given as summary rows.")
+    message: str
+
+
 class RankSummary(_Model):
     """One process of a distributed run: what it saw, so ranks that saw nothing say so."""
 
     rank: int
-    status: Literal["clean", "nonfinite", "exception", "stopped", "missing"] = Field(
+    status: Literal["clean", "nonfinite", "exception", "interrupted", "stopped",
+                    "missing"] = Field(
         description='"stopped": ended because another rank stopped first; "missing": left '
-                    "no evidence (killed before it could write)."
+                    'no evidence (killed before it could write); "interrupted": stopped by '
+                    "SIGINT or SIGTERM."
     )
     summary: str = Field(description="One line: the rank's event, or what it was doing.")
     step: int | None = None
@@ -273,6 +323,17 @@ class Report(_Model):
     ranks: list[RankSummary] = Field(
         default_factory=list, description="Per-rank evidence of a distributed run, by rank."
     )
+    interruption: Interruption | None = Field(
+        None, description='Set when status is "interrupted": what stopped the run, and where.')
+    history_note: HistoryNote | None = Field(
+        None, description="Set when the history summarises part of a long run.")
+
+    @property
+    def steps_recorded(self) -> int:
+        """Optimizer steps the history stands for, counting what summary rows cover."""
+        if self.history_note is not None:
+            return self.history_note.steps
+        return sum(row.covers for row in self.history)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON that is also safe to print: C1 and other raw controls escaped."""
@@ -284,7 +345,8 @@ class Report(_Model):
         return json_text(dumped)
 
     def write(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+        """Write atomically: a reader sees the previous file or this one, never half."""
+        write_atomic(Path(path), self.to_json() + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Report:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import runpy
 import sys
 import traceback
@@ -19,7 +20,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from diagnose.errors import UsageError
-from diagnose.report import Config, Event, Location, MatchRef, Report, ScriptInfo
+from diagnose.interrupts import HardExitGuard, SignalWatch, Terminated
+from diagnose.report import Config, Event, Interruption, Location, MatchRef, Report, ScriptInfo
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped, stopped_by
 
@@ -46,6 +48,14 @@ class RunOptions:
     debug: bool = False
     on_tracer: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
     """Called with the Tracer once it is installed (a distributed rank watches its progress)."""
+    before_run: Callable[[Report], None] | None = field(default=None, repr=False,
+                                                        compare=False)
+    """Called once the script and config file are known good, just before the script runs,
+    with a report of the run as it starts (the CLI claims the ``--report`` path with it)."""
+    on_hard_exit: Callable[[Report, int], None] | None = field(default=None, repr=False,
+                                                               compare=False)
+    """Called with the run's report and the code when the script calls ``os._exit``; the
+    process then ends with that code (the script asked not to unwind)."""
 
 
 class StepLimitReached(RunStopped):
@@ -103,10 +113,29 @@ def trace_script(path: str | Path, argv: Sequence[str], options: RunOptions) -> 
     """
     script, source = check_script(path)
     _load_user_config(options.config_file)  # a bad config file is a usage error before the run
-    report = _run(script, list(argv), options)
-    report.script = ScriptInfo(
+    info = ScriptInfo(
         path=str(path), argv=list(argv), sha256=hashlib.sha256(source.encode()).hexdigest()
     )
+    if options.before_run is not None:
+        options.before_run(unfinished_report(info))
+    report = _run(script, list(argv), options, info)
+    return _stamp(report, info)
+
+
+def unfinished_report(info: ScriptInfo) -> Report:
+    """The report of a run that has started and not ended: what stands at ``--report`` until
+    the run's own replaces it, so that a report left by an earlier run is never taken for
+    this one's, even when this process is killed outright."""
+    return _stamp(Report(status="interrupted", interruption=Interruption(
+        cause="unfinished", pid=os.getpid(),
+        message=(f"the run did not finish: diagnose (pid {os.getpid()}) is still running it, "
+                 "or was killed (SIGKILL, out of memory, a crash) before it could write what "
+                 "the run saw"),
+    ), script=info), info)
+
+
+def _stamp(report: Report, info: ScriptInfo) -> Report:
+    report.script = info.model_copy()
     report.diagnose_version = _version()
     return report
 
@@ -120,12 +149,12 @@ def enrich(report: Report, path: str | Path, options: RunOptions) -> Report:
     report = _stage(report, "rule engine", options, lambda r: _analyze(r, options))
     report = _stage(report, "patches", options, lambda r: _attach_patches(r, script))
     report = _stage(report, "matcher", options, lambda r: _add_matches(r, options))
-    if options.verify and report.fixes:
+    if options.verify and report.fixes and report.interruption is None:
         report = _stage(report, "verification", options, lambda r: _verify(r, options))
     return report
 
 
-def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
+def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -> Report:
     from diagnose.tracer import NonFiniteDetected, NonFiniteStop, Tracer
 
     saved_argv, saved_path = sys.argv[:], sys.path[:]
@@ -136,8 +165,11 @@ def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
                     stop_with=NonFiniteStop)
     remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
+    stopped: str | None = None  # what interrupted the run
+    signals = SignalWatch()
+    hard_exit = HardExitGuard(lambda code: _on_hard_exit(tracer, code, script, info, options))
     try:
-        with tracer:
+        with signals, hard_exit, tracer:
             # After the tracer's own step hooks: the last step is recorded before the stop.
             remove_limit = _install_step_limit(options.max_steps)
             if options.on_tracer is not None:
@@ -149,8 +181,8 @@ def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
         # A script or framework that caught the stop and exited is stopped, not failing.
         if exc.code not in (None, 0) and stopped_by(exc) is None:
             outcome = exc
-    except KeyboardInterrupt:
-        raise
+    except (KeyboardInterrupt, Terminated) as exc:
+        stopped = signals.cause(exc)
     except Exception as exc:  # the user's script failed: that is a diagnosis, not our error
         if stopped_by(exc) is None:  # unless it is what a handler of the stop raised
             outcome = exc
@@ -162,7 +194,55 @@ def _run(script: Path, argv: list[str], options: RunOptions) -> Report:
     if outcome is not None and report.status != "nonfinite":
         report.status = "exception"
         report.event = _exception_event(outcome, script)
+    if stopped is not None:
+        mark_interrupted(report, stopped, tracer.step)
     return report
+
+
+def mark_interrupted(report: Report, cause: str, step: int) -> None:
+    """The run was stopped from outside: say so, and how far it got. What the tracer had
+    already found (a non-finite event the script caught and went on from) stays the status."""
+    by = "by the script raising KeyboardInterrupt" if cause == "KeyboardInterrupt" else f"by {cause}"
+    report.interruption = Interruption(
+        cause=cause, stopped_at_step=step, pid=os.getpid(),  # type: ignore[arg-type]
+        message=f"interrupted at step {step} {by}: the report holds what the run saw so far")
+    if report.status == "clean":
+        report.status = "interrupted"
+
+
+def _on_hard_exit(tracer: Any, code: int, script: Path, info: ScriptInfo,
+                  options: RunOptions) -> None:
+    """The script called ``os._exit(code)``: report what the run saw, as at a normal end."""
+    if options.on_hard_exit is None:
+        return
+    report = tracer.report()
+    if code != 0 and report.status != "nonfinite":
+        report.status = "exception"
+        report.event = Event(kind="exception", exception_type="SystemExit",
+                             message=f"the script called os._exit({code})",
+                             location=_caller_location(script))
+    options.on_hard_exit(_stamp(report, info), code)
+
+
+def _caller_location(script: Path) -> Location | None:
+    """The innermost frame of the user's own code on the current stack."""
+    folder = script.resolve().parent
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = Path(frame.f_code.co_filename)
+        try:
+            resolved = filename.resolve()
+        except OSError:
+            resolved = filename
+        if resolved == script.resolve() or (
+                folder in resolved.parents and "site-packages" not in resolved.parts
+                and not _is_ours(str(filename))):
+            location = Location(file=str(filename), line=frame.f_lineno,
+                                function=frame.f_code.co_name)
+            location.code = _source_line(location.file, location.line)
+            return location
+        frame = frame.f_back
+    return None
 
 
 def _install_step_limit(max_steps: int | None) -> Callable[[], None]:

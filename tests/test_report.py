@@ -125,3 +125,46 @@ def test_a_report_nested_past_what_the_serializer_takes_is_one_line_report_error
         data = [data]
     with pytest.raises(ReportError, match="nested deeper than"):
         Report.from_data({"status": "clean", "script": {"path": "x"}, "config": {"a": data}})
+
+
+def _validates_against_the_published_schema(data):
+    import jsonschema
+
+    published = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator(published).validate(data)
+
+
+def test_an_interrupted_report_is_in_the_published_schema(tmp_path):
+    published = json.loads(SCHEMA_FILE.read_text())
+    assert "interrupted" in published["properties"]["status"]["enum"]
+    report = Report(status="interrupted", script={"path": "train.py"},
+                    interruption={"cause": "SIGTERM", "stopped_at_step": 41,
+                                  "message": "interrupted at step 41 by SIGTERM"},
+                    history=[{"step": 40, "loss": 0.5}])
+    path = tmp_path / "r.json"
+    report.write(path)
+    data = json.loads(path.read_text())
+    _validates_against_the_published_schema(data)
+    again = Report.load(path)
+    assert again.interruption.cause == "SIGTERM" and again.interruption.stopped_at_step == 41
+
+
+def test_a_summarised_history_is_in_the_published_schema():
+    report = Report(status="clean", script={"path": "train.py"}, history=[
+        {"step": 0, "loss": 2.0},
+        {"step": 1, "loss": 1.5, "summary": {"last_step": 9, "steps": 9, "loss_min": 1.0,
+                                             "loss_max": 2.0, "skipped_steps": 1}},
+        {"step": 10, "loss": 1.0},
+    ], history_note={"steps": 11, "first_kept": 1, "last_kept": 1, "summarized": 9,
+                     "message": "the steps between are summarised"})
+    _validates_against_the_published_schema(json.loads(report.to_json()))
+    assert report.steps_recorded == 11
+
+
+def test_an_unknown_interruption_cause_is_one_clear_line(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"status": "interrupted", "script": {"path": "t.py"},
+                                "interruption": {"cause": "SIGFOO", "message": "x"}}))
+    with pytest.raises(ReportError) as info:
+        Report.load(path)
+    assert "$.interruption.cause" in str(info.value)

@@ -109,3 +109,36 @@ def test_a_library_s_escape_sequences_leave_its_message_whole_not_in_pieces(tmp_
     event = json.loads(report_path.read_text())["event"]
     assert event["message"] == "Expected all tensors to be on the same device"
     assert event["details"] == ["detail"]
+
+
+INTERRUPTED_LOOP = """
+import torch
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(5):
+    optimizer.zero_grad()
+    model(torch.ones(4, 2)).sum().backward()
+    optimizer.step()
+    if step == 1:
+        raise KeyboardInterrupt
+"""
+
+
+def test_a_keyboard_interrupt_ends_the_run_with_an_interrupted_report(tmp_path):
+    import os
+    import signal
+
+    from diagnose.runner import diagnose_script
+
+    script = tmp_path / "train.py"
+    script.write_text(INTERRUPTED_LOOP)
+    exit_before = os._exit
+    report = diagnose_script(script)
+    assert report.status == "interrupted" and report.event is None
+    assert report.interruption.cause == "KeyboardInterrupt"
+    assert report.interruption.stopped_at_step == 2 == len(report.history)
+    assert report.fixes == []
+    # What the run changed for its duration is as it was.
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert os._exit is exit_before

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from diagnose.render.numbers import diverging_note
+from diagnose.render.numbers import diverging_note, stopped_note
 from diagnose.report import Fix, Frame, Report, Symptom
 from tui.text import Palette, literal, num
 
@@ -36,8 +36,12 @@ def top_fix(report: Report) -> Fix | None:
 def headline(report: Report, palette: Palette) -> Text:
     """Status and where: '✗ NON-FINITE inf born at step 37 in forward'."""
     event = report.event
+    if report.status == "interrupted" and event is None:
+        text = Text.assemble(("⏸ INTERRUPTED", _bold(palette.warning)), "  ")
+        text.append_text(literal(stopped_note(report) or "the run was stopped"))
+        return text
     if report.status == "clean":
-        steps = len(report.history)
+        steps = report.steps_recorded
         text = Text.assemble(
             ("✓ CLEAN", _bold(palette.success)),
             f"  no inf/nan and no exception in {steps} step{'s' * (steps != 1)}",

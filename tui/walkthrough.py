@@ -24,7 +24,7 @@ class Step:
 
 def build_steps(report: Report, palette: Palette) -> list[Step]:
     steps = [Step("Verdict", _verdict(report, palette))]
-    if report.status == "clean":
+    if report.status == "clean" or (report.status == "interrupted" and report.event is None):
         steps.append(Step("The run", _trend(report), "history"))
         steps.append(Step("Next", Text("Nothing to fix. q quits.")))
         return steps
@@ -80,7 +80,7 @@ def _trend(report: Report) -> Text:
     history = report.history
     if not history:
         return Text("No per-step history was recorded.")
-    text = Text(f"{len(history)} step(s) recorded.")
+    text = Text(f"{report.steps_recorded} step(s) recorded.")
     for attr, label in (
         ("loss", "loss"),
         ("grad_norm", "grad norm"),

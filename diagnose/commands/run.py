@@ -1,16 +1,19 @@
 """Run a training script under the tracer: ``diagnose [OPTIONS] SCRIPT [SCRIPT_ARGS...]``.
 
 Everything after SCRIPT goes to the script untouched, as with ``python -m cProfile``.
-Exit status: 0 clean run, 1 a problem was diagnosed, 2 a usage or input error.
+Exit status: 0 clean run, 1 a problem was diagnosed, 2 a usage or input error, 130 / 143 a
+run stopped by Ctrl-C / SIGTERM (its report holds what it saw so far).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 
+from diagnose.commands.report_file import ReportFile
 from diagnose.errors import ExitStatus, UsageError
 from diagnose.safetext import one_line
 
@@ -50,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from diagnose.runner import RunOptions, diagnose_script
+    from diagnose.runner import RunOptions, check_script, trace_script, unfinished_report
 
     if args.frames < 1:
         raise UsageError("--frames must be at least 1")
@@ -65,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: no such file or folder")
     if args.nproc is not None and args.nproc < 1:
         raise UsageError("--nproc must be at least 1")
+    target = ReportFile.check(args.report) if args.report else None
     fmt = args.format or ("tui" if _interactive() else "text")
     if fmt == "tui" and not _interactive():
         fmt = "text"
@@ -74,8 +78,16 @@ def main(args: argparse.Namespace) -> int:
         datasets=args.dataset, verify=args.verify, debug=args.debug,
     )
     stdout = sys.stdout
+    if target is not None:
+        options.before_run = target.claim
     if args.nproc is not None and args.nproc > 1:
-        return _emit(_launch(args, options), args, fmt, stdout)
+        if target is not None:
+            from diagnose.report import ScriptInfo
+
+            check_script(args.script)
+            target.claim(unfinished_report(ScriptInfo(path=args.script,
+                                                      argv=list(args.script_args))))
+        return _emit(_launch(args, options), target, fmt, stdout)
     from diagnose.distributed.context import DistContext
 
     ctx = DistContext.from_env()
@@ -87,19 +99,70 @@ def main(args: argparse.Namespace) -> int:
             from diagnose.distributed.rank import run_rank
 
             return run_rank(ctx, args.script, args.script_args, options,
-                            lambda report: _emit(report, args, fmt, stdout))
+                            lambda report: _emit(report, target, fmt, stdout))
+    script = Path(os.path.abspath(args.script))  # patched where it is, even after a chdir
+    options.on_hard_exit = lambda raw, code: _hard_exit(raw, code, script, options, target,
+                                                        fmt, stdout)
     with redirect:
-        report = diagnose_script(args.script, args.script_args, options)
-    return _emit(report, args, fmt, stdout)
+        raw = trace_script(args.script, args.script_args, options)
+        report, stopped = analyse(raw, script, options, target)
+    return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
 
 
-def _emit(report, args: argparse.Namespace, fmt: str, stdout) -> int:
-    """Write ``--report``, show the report on the real stdout, and return the exit status."""
-    if args.report:
-        report.write(args.report)
-        print(f"diagnose: report written to {one_line(args.report)}", file=sys.stderr)
+def analyse(raw, script: Path, options, target: ReportFile | None):
+    """The full analysis of a traced run, with the run's evidence written first.
+
+    The evidence goes to ``--report`` as soon as the run ends, so that a Ctrl-C during the
+    analysis (or a long ``--verify``) still leaves what the run saw; such a Ctrl-C stops the
+    analysis and the evidence alone is shown.
+    """
+    from diagnose.runner import enrich
+
+    if target is not None:
+        target.checkpoint(raw)
+    try:
+        return enrich(raw, script, options), False
+    except KeyboardInterrupt:
+        raw.warnings.append("analysis interrupted (Ctrl-C): no symptoms, fixes or matches")
+        return raw, True
+
+
+def _hard_exit(raw, code: int, script: Path, options, target: ReportFile | None, fmt: str,
+               stdout) -> None:
+    """The script called ``os._exit``: analyse (no verification), write, show, then it exits."""
+    options.verify = False
+    print(f"diagnose: the script called os._exit({code}); what the run saw follows",
+          file=sys.stderr)
+    report, _ = analyse(raw, script, options, target)
+    _emit(report, target, "text" if fmt == "tui" else fmt, stdout)
+
+
+def _emit(report, target: ReportFile | None, fmt: str, stdout,
+          analysis_stopped: bool = False) -> int:
+    """Write ``--report``, show the report on the real stdout, and return the exit status.
+
+    A report that cannot be written is said in one line; the diagnosis is shown all the same.
+    """
+    if target is not None:
+        if target.write(report):
+            print(f"diagnose: report written to {one_line(target.path)}", file=sys.stderr)
+        else:
+            print(f"diagnose: could not write the report to {one_line(target.path)}: "
+                  f"{one_line(target.failure)}",
+                  file=sys.stderr)
     with contextlib.redirect_stdout(stdout):
-        show(report, fmt, report_path=args.report)
+        show(report, fmt, report_path=target.path if target is not None else None)
+    return exit_status(report, analysis_stopped)
+
+
+def exit_status(report, analysis_stopped: bool = False) -> int:
+    """0 clean, 1 diagnosed; a run stopped by SIGTERM 143, by Ctrl-C (or an analysis that
+    was) 130, as a shell reports a command ended by that signal."""
+    stopped = report.interruption
+    if stopped is not None and stopped.cause == "SIGTERM":
+        return ExitStatus.TERMINATED
+    if (stopped is not None and stopped.cause != "unfinished") or analysis_stopped:
+        return ExitStatus.INTERRUPTED
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED
 
 

@@ -10,7 +10,8 @@ decided by evidence, not by who wrote first:
 4. then the wall-clock time the rank ended, then the lower rank.
 When the chosen event is a received copy and a rank that stopped early had non-finite local
 gradients, that rank is named as the producer. With no non-finite event, the earliest script
-exception is the event; ranks that stopped because of it say so.
+exception is the event; ranks that stopped because of it say so. With neither, a rank stopped
+by SIGINT or SIGTERM makes the run interrupted.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def combine(evidence: dict[int, dict[str, Any]], world_size: int) -> Report:
     ranks = sorted(evidence)
     nonfinite = [r for r in ranks if evidence[r].get("status") == "nonfinite"]
     exceptions = [r for r in ranks if evidence[r].get("status") == "exception"]
+    interrupted = [r for r in ranks if evidence[r].get("status") == "interrupted"]
     primary: int | None = None
     producer: int | None = None
     if nonfinite:
@@ -35,7 +37,9 @@ def combine(evidence: dict[int, dict[str, Any]], world_size: int) -> Report:
         producer = _local_producer(evidence, primary)
     elif exceptions:
         primary = min(exceptions, key=lambda r: (evidence[r].get("time", math.inf), r))
-    base_rank = primary if primary is not None else _first_with_report(evidence)
+    base_rank = primary if primary is not None else (
+        interrupted[0] if interrupted and evidence[interrupted[0]].get("report")
+        else _first_with_report(evidence))
     report = _report_of(evidence, base_rank)
     if report.event is not None:
         named = producer if producer is not None else primary

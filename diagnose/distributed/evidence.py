@@ -16,7 +16,7 @@ import time
 import zlib
 from typing import Any
 
-TERMINAL = ("nonfinite", "exception", "stopped")
+TERMINAL = ("nonfinite", "exception", "interrupted", "stopped")
 """A rank that ended with one of these ends the whole run."""
 CHUNK = 4 * 1024 * 1024
 """Bytes per stored value: well under the TCPStore's 8 MiB limit on one message."""

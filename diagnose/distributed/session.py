@@ -12,7 +12,6 @@ no rank waits in a collective for one that is gone. Nothing here needs a shared 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -171,6 +170,7 @@ class RankSession:
 
         tracer = self.tracer
         history = list(getattr(tracer, "history", []) or [])
+        steps = getattr(tracer, "steps_recorded", len(history))
         dist_config: dict[str, Any] = {"world_size": self.ctx.world_size,
                                        **process_group_config()}
         ddp = self.grads.config()
@@ -185,7 +185,7 @@ class RankSession:
         return {
             "rank": self.ctx.rank, "pid": os.getpid(), "status": status, "time": ended,
             "started": self.started, "step": getattr(tracer, "step", None),
-            "history_length": len(history),
+            "history_length": steps,
             "last_loss": history[-1].loss if history else None,
             "local_grads": local, "distributed": dist_config,
         }
@@ -208,6 +208,8 @@ class RankSession:
                 data["summary"] = (f"stopped after rank {peer.get('rank')} ended: raised "
                                    f"{event.exception_type}: {event.message}")
                 data["ended_by"] = peer.get("rank")
+        elif report.interruption is not None:
+            data["summary"] = report.interruption.message
         else:
             steps = data["history_length"]
             data["summary"] = f"saw nothing: {steps} steps, every value finite"
@@ -220,6 +222,15 @@ class RankSession:
         steps = data["history_length"]
         data["summary"] = f"saw nothing in {steps} steps; {why}"
         data["ended_by"] = ended_by
+        # What this rank saw, for a run that ends with no rank's event (a launch torn down
+        # by SIGTERM): the combined report then still has frames, history and config.
+        try:
+            report = self.tracer.report() if self.tracer is not None else None
+        except Exception:
+            report = None
+        if report is not None:
+            report.config.distributed = data["distributed"]  # type: ignore[attr-defined]
+            data["report"] = report.model_dump(mode="json")
         return data
 
     # -- the end ------------------------------------------------------------------------
@@ -262,11 +273,11 @@ class RankSession:
               file=sys.stderr)
 
     def exit(self, outcome: Outcome) -> None:
-        """End the process at once with the outcome's status, output flushed."""
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(outcome.code)
+        """End the process at once with the outcome's status, output flushed (diagnose's own
+        exit: not the script's ``os._exit``, which the runner reports)."""
+        from diagnose.interrupts import real_exit
+
+        real_exit(outcome.code)
 
 
 def _first_line(exc: BaseException) -> str:

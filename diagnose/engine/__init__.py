@@ -54,7 +54,9 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
     catalogue, _ = load_fixes(*extra)
     warnings += [f"rules: {problem}" for problem in problems]
     timeouts: list[str] = []
-    fixes = [] if report.status == "clean" else rank(rules, facts, symptoms, catalogue, timeouts)
+    # A run that saw nothing wrong before it ended (or was stopped) has nothing to fix.
+    quiet = report.status == "clean" or (report.status == "interrupted" and report.event is None)
+    fixes = [] if quiet else rank(rules, facts, symptoms, catalogue, timeouts)
     warnings += [f"rules: {line}" for line in timeouts]
     return report.model_copy(
         update={

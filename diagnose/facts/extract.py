@@ -412,17 +412,26 @@ def _series_facts(facts: Facts, values: list[float], prefix: str, trend: str) ->
     facts[f"{prefix}.last_jump"] = _growth(values[-2:])
 
 
+def _summary(record: Any) -> Any:
+    """The summary part of a history row that stands for many steps (None for one step)."""
+    return get(record, "summary")
+
+
 def _history_facts(report: Report, facts: Facts) -> None:
     history = [r for r in report.history if r is not None]
-    facts["history.steps"] = len(history)
+    facts["history.steps"] = report.steps_recorded
     if not history:
         return
     losses = _window([num(r.loss) for r in history])
     if losses:
         _series_facts(facts, losses, "loss", trend="loss_trend")
     all_losses = [abs(v) for v in (num(r.loss) for r in history) if v is not None]
-    if all_losses:
-        facts["loss.max_abs"] = max(all_losses)
+    # A summary row's extremes count for the largest loss; its mean stands in the series.
+    extremes = [abs(v) for r in history if _summary(r) is not None
+                for v in (num(get(_summary(r), "loss_min")), num(get(_summary(r), "loss_max")))
+                if v is not None]
+    if all_losses or extremes:
+        facts["loss.max_abs"] = max(all_losses + extremes)
     if len(all_losses) >= 6:  # the whole run: a divergence that never turned non-finite
         start, end = min(all_losses[:3]), statistics.median(all_losses[-3:])
         if start > 0:
@@ -432,7 +441,10 @@ def _history_facts(report: Report, facts: Facts) -> None:
     if norms:
         _series_facts(facts, norms, "grad_norm", trend="grad_norm_growth")
         facts["grad_norm.max"] = max(norms)
-    facts["grad_norm.nonfinite"] = any(_is_nonfinite_number(r.grad_norm) for r in history)
+    facts["grad_norm.nonfinite"] = any(
+        _is_nonfinite_number(r.grad_norm)
+        or _is_nonfinite_number(get(_summary(r), "grad_norm_max"))
+        for r in history)
     weight_norms = _window([num(get(r, "weight_norm")) for r in history])
     if len(weight_norms) >= 2:
         facts["weight_norm_growth"] = _growth(weight_norms)
@@ -444,13 +456,16 @@ def _history_facts(report: Report, facts: Facts) -> None:
     scales = [num(r.loss_scale) for r in history]
     known = [s for s in scales if s is not None]
     if known:
+        largest = [num(get(_summary(r), "loss_scale_max")) for r in history]
         facts["loss_scale.first"] = known[0]
         facts["loss_scale.last"] = known[-1]
         facts["loss_scale.min"] = min(known)
         if known[-1] > 0:
-            facts["loss_scale.drop"] = max(known) / known[-1]
+            facts["loss_scale.drop"] = max(known + [s for s in largest if s is not None]) / known[-1]
     skipped = [bool(r.skipped) for r in history]
-    facts["skipped_steps"] = sum(skipped)
+    facts["skipped_steps"] = sum(
+        int(get(_summary(r), "skipped_steps") or 0) if _summary(r) is not None else int(flag)
+        for r, flag in zip(history, skipped, strict=True))
     consecutive = 0
     for flag in reversed(skipped):
         if not flag:
@@ -487,7 +502,8 @@ def _activation_facts(report: Report, facts: Facts) -> None:
             continue
         ratio = value / DTYPE_MAX[precision_dtype]
         if record.near_limit:
-            near += 1
+            summary = _summary(record)
+            near += int(get(summary, "near_limit_steps") or 1) if summary is not None else 1
         if best is None or ratio > best[0]:
             best = (ratio, value, precision_dtype, None, record.step)
     facts["activation.near_limit_count"] = near

@@ -18,12 +18,14 @@ patches against the script in ``sys.argv[0]``) unless ``analyze=False``.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from diagnose.interrupts import Terminated
 from diagnose.report import Event, Location, Report
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,11 @@ class TracedRun:
         elif exc is not None and report.event is None and _is_failure(exc):
             report = report.model_copy(update={"status": "exception",
                                                "event": exception_event(exc)})
+        elif isinstance(exc, KeyboardInterrupt | Terminated):
+            from diagnose.runner import mark_interrupted
+
+            cause = "SIGTERM" if isinstance(exc, Terminated) else "KeyboardInterrupt"
+            mark_interrupted(report, cause, getattr(self.tracer, "step", 0))
         return report
 
 
@@ -145,6 +152,7 @@ def analyze(report: Report) -> Report:
 
 
 def write(report: Report, path: Path | None) -> None:
+    """Write the callback's report atomically (a reader never sees half of it)."""
     if path is not None:
         report.write(path)
 
@@ -163,7 +171,9 @@ class ReportingCallback:
 
     def _setup(self, report_path: str | Path | None, analyze: bool,
                tracer_options: dict[str, Any]) -> None:
-        self.report_path = Path(report_path) if report_path is not None else None
+        # Resolved now: a training script that changes its working directory later does not
+        # move the report.
+        self.report_path = Path(os.path.abspath(report_path)) if report_path is not None else None
         self.analyze = analyze
         self.tracer_options = tracer_options
         self.run = None

@@ -13,6 +13,12 @@ The key also includes a fingerprint of the schema and of the validation code, so
 either invalidates every entry. Entries are written to a temporary file and renamed into place,
 never modified, so an entry that was checked stays what was checked while it is read.
 
+Size: the folder keeps at most ``DIAGNOSE_CACHE_MAX_ENTRIES`` entries (default 2048) and
+``DIAGNOSE_CACHE_MAX_MB`` megabytes (default 1024); past either, the least recently used
+entries go (an entry's mtime is its last use, refreshed at most hourly on a hit), and
+temporary files a killed writer left behind go after an hour. A process scans the folder at
+its first store and keeps count after that, so a store costs no scan until the bound is hit.
+
 A load that validates big inputs in worker processes (``parallel.py``, ``split.py``) has them
 write ordinary entries, under the same keys and the same rules, and then reads those entries as
 a warm load would. With the cache off (or not writable) it uses a private temporary folder
@@ -33,7 +39,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -43,6 +49,10 @@ from diagnose.records import entry
 from diagnose.records.parse import Parsed
 
 RACY_NS = 2_000_000_000
+MAX_ENTRIES = 2048
+MAX_MB = 1024.0
+TOUCH_S = 3600  # a hit refreshes an entry's mtime (its last use) when older than this
+STALE_TMP_S = 3600  # a temporary file this old was left by a writer that died
 _serial = itertools.count()  # temporary file names: unique per process, thread and write
 _private: Path | None = None  # the folder in use instead of the cache, while a load needs one
 
@@ -115,7 +125,15 @@ def load(path: Path, st: os.stat_result) -> Parsed | None:
             return None
         if not is_racy(st, started):  # the tick has passed: later writes will show in stamps
             _write(where, opened.rekeyed((fp, sig, False, b"")))
+    _touch(where)
     return opened.parsed()
+
+
+def _touch(where: Path) -> None:
+    """Mark the entry used now (for pruning), at most once per TOUCH_S."""
+    with suppress(OSError):
+        if time.time() - os.stat(where).st_mtime > TOUCH_S:
+            os.utime(where)
 
 
 def key_for(st: os.stat_result, data: bytes, read_started_ns: int) -> tuple[Any, ...]:
@@ -129,7 +147,9 @@ def store(path: Path, st: os.stat_result, data: bytes, read_started_ns: int, par
     folder = cache_dir()
     if folder is None:
         return
-    _write(_entry_path(folder, path), entry.encode(key_for(st, data, read_started_ns), parsed))
+    target = _entry_path(folder, path)
+    _write(target, entry.encode(key_for(st, data, read_started_ns), parsed))
+    _stored(folder, target)
 
 
 def entry_target(path: Path) -> Path | None:
@@ -162,7 +182,11 @@ def workers_store(private: bool = False) -> Iterator[Path]:
     global _private
     folder = cache_dir()
     if not private and folder is not None and _writable(folder):
-        yield folder
+        try:
+            yield folder
+        finally:
+            _usage.pop(folder, None)  # the workers stored entries this process did not count
+            _stored(folder, None)
         return
     previous, _private = _private, Path(tempfile.mkdtemp(prefix="diagnose-records-"))
     try:
@@ -187,3 +211,68 @@ def _write(target: Path, parts: Iterable[bytes]) -> None:
             raise
     except (OSError, ValueError):
         pass
+
+
+# -- keeping the folder to its bounds --------------------------------------------------------
+
+_usage: dict[Path, list[int]] = {}  # folder -> [entries, bytes] as this process last knew them
+
+
+def limits() -> tuple[int, int]:
+    """(entries, bytes) the cache folder is kept under; from the environment, else defaults."""
+    entries, megabytes = MAX_ENTRIES, MAX_MB
+    with suppress(ValueError):
+        entries = max(1, int(os.environ.get("DIAGNOSE_CACHE_MAX_ENTRIES", entries)))
+    with suppress(ValueError):
+        megabytes = max(0.0, float(os.environ.get("DIAGNOSE_CACHE_MAX_MB", megabytes)))
+    return entries, int(megabytes * 1024 * 1024)
+
+
+def _stored(folder: Path, target: Path | None) -> None:
+    """Count a new entry; prune the folder when the count passes a bound."""
+    max_entries, max_bytes = limits()
+    usage = _usage.get(folder)
+    if usage is not None and target is not None:
+        try:
+            usage[0] += 1
+            usage[1] += os.stat(target).st_size
+        except OSError:
+            return
+    if usage is None or usage[0] > max_entries or usage[1] > max_bytes:
+        _usage[folder] = list(prune(folder, max_entries, max_bytes))
+
+
+def prune(folder: Path, max_entries: int, max_bytes: int) -> tuple[int, int]:
+    """Remove the least recently used entries past the bounds (the newest always stays) and
+    stale temporary files; returns the (entries, bytes) left. Best effort: a file another
+    process removed first, or one that cannot be removed, is passed over."""
+    found: list[tuple[int, int, str]] = []
+    now = time.time()
+    try:
+        with os.scandir(folder) as names:
+            for item in names:
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if item.name.startswith(".tmp-"):
+                    if now - st.st_mtime > STALE_TMP_S:
+                        _remove(item.path)
+                elif item.name.endswith(".marshal") and item.is_file(follow_symlinks=False):
+                    found.append((st.st_mtime_ns, st.st_size, item.path))
+    except OSError:
+        return (0, 0)
+    found.sort(reverse=True)  # most recently used first
+    kept = total = 0
+    for _, size, where in found:
+        if kept and (kept >= max_entries or total + size > max_bytes):
+            _remove(where)
+            continue
+        kept += 1
+        total += size
+    return kept, total
+
+
+def _remove(where: str) -> None:
+    with suppress(OSError):
+        os.unlink(where)

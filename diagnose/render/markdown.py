@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from diagnose.render.numbers import diverging_note, flags, num, safe, stats_of, where
+from diagnose.render.numbers import (
+    diverging_note,
+    flags,
+    num,
+    safe,
+    stats_of,
+    stopped_note,
+    where,
+)
 from diagnose.report import Report
 
 
@@ -18,8 +26,15 @@ def _code(text: str, lang: str = "") -> list[str]:
 def render_markdown(report: Report) -> str:
     out: list[str] = [f"# diagnose report: `{_cell(report.script.path)}`", ""]
     event = report.event
-    if report.status == "clean" or event is None:
-        out.append(f"**Clean run**: no inf/nan seen in {len(report.history)} optimizer steps.")
+    stopped = stopped_note(report)
+    if report.status == "interrupted" and event is None:
+        out.append(f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
+                   f"seen in {report.steps_recorded} optimizer steps before it stopped.")
+        note = diverging_note(report)
+        if note:
+            out.append(f"\nBut {_cell(note)}.")
+    elif report.status == "clean" or event is None:
+        out.append(f"**Clean run**: no inf/nan seen in {report.steps_recorded} optimizer steps.")
         note = diverging_note(report)
         if note:
             out.append(f"\nBut {_cell(note)}.")
@@ -89,7 +104,10 @@ def render_markdown(report: Report) -> str:
             ]) + " |")
 
     if report.history:
-        out += ["", "## History", "", "| step | loss | grad norm | max abs act | lr | loss scale |",
+        out += ["", "## History", ""]
+        if report.history_note:
+            out += [_cell(report.history_note.message), ""]
+        out += ["| step | loss | grad norm | max abs act | lr | loss scale |",
                 "|---|---|---|---|---|---|"]
         for rec in report.history[-20:]:
             out.append(f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "

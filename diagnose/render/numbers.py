@@ -75,10 +75,19 @@ def diverging_note(report: Report) -> str | None:
     diverging (the facts ``run.loss_growth``, ``run.loss_start``, ``run.loss_end``)."""
     facts = report.facts or {}
     growth = facts.get("run.loss_growth")
-    if report.status != "clean" or not isinstance(growth, int | float):
+    if report.status not in ("clean", "interrupted") or not isinstance(growth, int | float):
         return None
     if growth < threshold("diverging_run", 100.0):
         return None
     return (f"the loss grew {num(growth)}x over the run ({num(facts.get('run.loss_start'))}"
             f" -> {num(facts.get('run.loss_end'))}): it is diverging; a lower learning rate or "
             "gradient clipping is the usual cure")
+
+
+def stopped_note(report: Report) -> str | None:
+    """For a run stopped before the script ended: 'interrupted at step N by SIGINT: ...'
+    (raw text: the caller escapes it for its format)."""
+    stopped = report.interruption
+    if stopped is None:
+        return None
+    return (stopped.message.splitlines() or [stopped.cause])[0]  # the verdict is one line

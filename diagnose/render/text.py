@@ -5,7 +5,16 @@ from __future__ import annotations
 import os
 import textwrap
 
-from diagnose.render.numbers import diverging_note, flags, num, one_line, safe, stats_of, where
+from diagnose.render.numbers import (
+    diverging_note,
+    flags,
+    num,
+    one_line,
+    safe,
+    stats_of,
+    stopped_note,
+    where,
+)
 from diagnose.report import Fix, Frame, Report, TensorStats
 
 MAX_FRAMES_SHOWN = 21
@@ -75,8 +84,16 @@ def render_text(report: Report, *, color: bool = False) -> str:
 def _verdict(report: Report, s: _Style) -> list[str]:
     script = safe(report.script.path)
     event = report.event
+    stopped = stopped_note(report)
+    if report.status == "interrupted" and event is None:
+        steps = report.steps_recorded
+        lines = [s.yellow(f"diagnose: {script}: {safe(stopped or 'interrupted')}"),
+                 f"  no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''} "
+                 "before it stopped."]
+        note = diverging_note(report)
+        return lines + ([s.yellow(f"  but {note}")] if note else [])
     if report.status == "clean" or event is None:
-        steps = len(report.history)
+        steps = report.steps_recorded
         lines = [
             s.green(f"diagnose: {script}: clean run")
             + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
@@ -196,8 +213,9 @@ def _history(report: Report, s: _Style) -> list[str]:
                                       "near limit" if rec.near_limit else "") if n)
         rows.append((str(rec.step), num(rec.loss), num(rec.grad_norm), num(rec.max_activation),
                      num(rec.lr), num(rec.loss_scale), notes))
-    title = f"History (last {len(shown)} of {len(report.history)} steps)"
-    return [s.bold(title), *_table(rows)]
+    title = f"History (last {len(shown)} of {report.steps_recorded} steps)"
+    note = [f"  {safe(report.history_note.message)}"] if report.history_note else []
+    return [s.bold(title), *note, *_table(rows)]
 
 
 def _config(report: Report, s: _Style) -> list[str]:

@@ -49,6 +49,7 @@ from diagnose.stops import RunStopped
 from diagnose.tracer import backward, ops
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
+from diagnose.tracer.history import StepHistory
 from diagnose.tracer.roots import RAISED, RootCalls
 from diagnose.tracer.stats import (
     NEAR_LIMIT_FACTOR,
@@ -80,8 +81,6 @@ _SCALE_COLLAPSE = 1.0
 # What a light step's replay can explain: values of the model's forward, the loss, gradients.
 # (Weights and optimizer state after a step, and the loss scale, are seen as on a detailed step.)
 _REPLAYABLE = ("call", "loss", "grad", "pgrad")
-_ROW_FIELDS = ("step", "loss", "grad_norm", "max_activation", "lr", "loss_scale", "skipped",
-               "near_limit", "detailed")
 _MAX_CONSECUTIVE_SKIPS = 25
 _MAX_FAULTS = 5  # distinct things the tracer could not record, kept for the report
 _MAX_LAYOUTS = 8  # parameter lists whose gradient layout is kept (one per optimizer, mostly)
@@ -146,12 +145,17 @@ class Tracer:
     ``stop_with``: the exception raised at the event, built from (event, frames, history);
     the command line passes ``NonFiniteStop``, which a script's ``except Exception`` does
     not catch.
+
+    ``history``: where the per-step rows go; by default a ``StepHistory`` that keeps the
+    first and last thousand steps and summarises the ones between, so memory and the report
+    stay bounded however long the run.
     """
 
     def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
                  check_at_backward: bool | None = None, detail_every: int = 16,
                  detail_first: int = 1,
-                 stop_with: type[BaseException] = NonFiniteDetected) -> None:
+                 stop_with: type[BaseException] = NonFiniteDetected,
+                 history: StepHistory | None = None) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
@@ -175,8 +179,7 @@ class Tracer:
         self.step = 0
         self.event: Event | None = None
         self.event_frames: list[Frame] = []
-        self._rows: list[tuple[Any, ...]] = []  # one per step, in _ROW_FIELDS order
-        self._history: list[StepRecord] = []  # the rows read so far, as StepRecords
+        self._rows = history if history is not None else StepHistory()  # a row per step
         self._handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
         self._layouts: dict[tuple[Any, ...], tuple[list[Any], list[Any], bool]] = {}
@@ -210,16 +213,17 @@ class Tracer:
 
     @property
     def history(self) -> list[StepRecord]:
-        """One StepRecord per optimizer step, over the whole run.
+        """One StepRecord per optimizer step over the whole run; in a long run, the steps
+        between its first and last thousand are summary rows (``history_note`` says so).
 
-        Each step appends a plain tuple (a long run keeps millions cheaply); they become
-        StepRecords when read, once each. The values are the tracer's own floats and bools,
-        so they are not validated again.
+        Each step appends a plain tuple, cheaply; they become StepRecords when read.
         """
-        rows, built = self._rows, self._history
-        for row in rows[len(built):]:
-            built.append(StepRecord.model_construct(**dict(zip(_ROW_FIELDS, row, strict=True))))
-        return built
+        return self._rows.records()
+
+    @property
+    def steps_recorded(self) -> int:
+        """How many steps the history stands for (more than its rows in a long run)."""
+        return len(self._rows)
 
     # -- install / uninstall -------------------------------------------------------------
 
@@ -1520,7 +1524,8 @@ class Tracer:
                       script=ScriptInfo(path=sys.argv[0] if sys.argv else "<python>",
                                         argv=sys.argv[1:]),
                       event=self.event, frames=frames, history=list(self.history),
-                      config=config, warnings=list(self._faults))
+                      config=config, warnings=list(self._faults),
+                      history_note=self._rows.note())
 
 
 def _same_values(a: list[tuple[float, float]] | None,

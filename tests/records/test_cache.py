@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from diagnose.records import cache, entry, load_records
 from tests.records.factory import record, write_jsonl
@@ -119,3 +120,57 @@ def test_warm_duplicates_are_reported_as_cold_ones(tmp_path):
         f"{b}:2 $.id: duplicate id '0000000000000001' (first at {a}:1)"
     ]
     assert [r.id for r in warm.records] == [r.id for r in cold.records]
+
+
+def _entries(folder):
+    return sorted(folder.glob("*.marshal"))
+
+
+def test_the_cache_keeps_to_its_entry_bound(tmp_path, private_cache, monkeypatch):
+    monkeypatch.setenv("DIAGNOSE_CACHE_MAX_ENTRIES", "4")
+    paths = [write_jsonl(tmp_path / f"f{i}.jsonl", [record(i)]) for i in range(12)]
+    for path in paths:
+        load_records(path)
+        assert len(_entries(private_cache / "records")) <= 4
+    kept = {p.name for p in _entries(private_cache / "records")}
+    assert cache.entry_target(paths[-1]).name in kept, "the newest entry stays"
+
+
+def test_the_least_recently_used_entry_goes_first(tmp_path, private_cache, monkeypatch):
+    monkeypatch.setenv("DIAGNOSE_CACHE_MAX_ENTRIES", "3")
+    a, b, c, d = (write_jsonl(tmp_path / f"{n}.jsonl", [record(i)]) for i, n in enumerate("abcd"))
+    for path in (a, b, c):
+        load_records(path)
+    hours_ago = time.time() - 3 * cache.TOUCH_S
+    for i, path in enumerate((a, b, c)):  # written long ago, a first
+        os.utime(cache.entry_target(path), (hours_ago + i, hours_ago + i))
+    assert load_records(a).records[0].id == f"{0:016x}"  # a warm hit: a is used again now
+    load_records(d)
+    left = {p.name for p in _entries(private_cache / "records")}
+    assert left == {cache.entry_target(p).name for p in (a, c, d)}, "b was the least recently used"
+
+
+def test_the_cache_keeps_to_its_size_bound(tmp_path, private_cache, monkeypatch):
+    paths = [write_jsonl(tmp_path / f"f{i}.jsonl", [record(j) for j in range(i * 50, i * 50 + 50)])
+             for i in range(6)]
+    load_records(paths[0])
+    one = cache.entry_target(paths[0]).stat().st_size
+    monkeypatch.setenv("DIAGNOSE_CACHE_MAX_MB", str(2.5 * one / (1024 * 1024)))
+    for path in paths[1:]:
+        load_records(path)
+    sizes = [p.stat().st_size for p in _entries(private_cache / "records")]
+    assert sum(sizes) <= 2.5 * one and len(sizes) == 2
+
+
+def test_temporary_files_left_by_a_dead_writer_are_removed(tmp_path, private_cache, monkeypatch):
+    monkeypatch.setenv("DIAGNOSE_CACHE_MAX_ENTRIES", "1")
+    folder = private_cache / "records"
+    folder.mkdir(parents=True)
+    stale, fresh = folder / ".tmp-1-2-3", folder / ".tmp-4-5-6"
+    stale.write_bytes(b"half an entry")
+    fresh.write_bytes(b"being written")
+    old = time.time() - 2 * cache.STALE_TMP_S
+    os.utime(stale, (old, old))
+    for i in range(3):
+        load_records(write_jsonl(tmp_path / f"f{i}.jsonl", [record(i)]))
+    assert not stale.exists() and fresh.exists()

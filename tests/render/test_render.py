@@ -126,3 +126,31 @@ def test_framework_config_and_its_notes_are_shown():
     text = render(report, "text")
     assert "transformers: learning_rate 5e-05, max_grad_norm 1.0" in text
     assert "note: logging_nan_inf_filter=True hides" in text
+
+
+def _interrupted_report(message: str = "interrupted at step 1200 by SIGINT: the report holds "
+                        "what the run saw so far") -> Report:
+    return Report(
+        status="interrupted", script={"path": "train.py"},
+        interruption={"cause": "SIGINT", "stopped_at_step": 1200, "message": message},
+        history=[{"step": 0, "loss": 2.0},
+                 {"step": 1, "loss": 1.0, "summary": {"last_step": 1198, "steps": 1198}},
+                 {"step": 1199, "loss": 0.5}],
+        history_note={"steps": 1200, "first_kept": 1, "last_kept": 1, "summarized": 1198,
+                      "message": "history of 1200 steps: the steps between are summarised"},
+    )
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_an_interrupted_run_says_where_it_stopped_and_what_it_saw(fmt):
+    out = render(_interrupted_report(), fmt)
+    verdict = out.split("\n\n")[0] if fmt == "text" else out.splitlines()[2]
+    assert "interrupted at step 1200 by SIGINT" in verdict
+    assert "1200 optimizer steps" in verdict and "clean run" not in verdict.lower()
+    assert "the steps between are summarised" in out
+
+
+def test_an_interruption_message_from_a_report_stays_inert():
+    out = render(_interrupted_report("stopped \x1b[31mred\x1b[0m\nsecond line"), "text")
+    assert "\x1b" not in out and "second line" not in out
+    assert out.splitlines()[0].endswith("stopped \\x1b[31mred\\x1b[0m")

@@ -61,3 +61,16 @@ async def test_o_opens_the_view_of_the_step(fp16_report):
         assert app.active_tab == "history"
         await pilot.press("w", "space", "o")
         assert app.active_tab == "fixes"
+
+
+def test_the_headline_of_an_interrupted_run_says_where_it_stopped():
+    from diagnose.report import Report
+    from tui.summary import headline
+    from tui.text import Palette
+
+    report = Report(status="interrupted", script={"path": "train.py"},
+                    interruption={"cause": "SIGTERM", "stopped_at_step": 7,
+                                  "message": "interrupted at step 7 by SIGTERM [bold]x[/]"})
+    text = headline(report, Palette()).plain
+    assert text.startswith("⏸ INTERRUPTED")
+    assert "interrupted at step 7 by SIGTERM [bold]x[/]" in text  # shown as it is, no markup
