@@ -102,4 +102,5 @@ def test_a_new_file_with_every_name_taken_is_refused(tmp_path):
 
 
 def test_names_are_shown_on_one_line_without_terminal_controls():
-    assert shown("a\nb\x1b[31m\u202e.py") == "a\\nb\\x1b[31m\\u202e.py"
+    # the one safe-text rule: escape sequences go whole, other controls are shown, one line
+    assert shown("a\nb\x1b[31m\u202e.py") == "a b\\u202e.py"

@@ -95,6 +95,8 @@ def main(args: argparse.Namespace) -> int:
     redirect = contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
     if ctx is not None:  # one rank of a torchrun launch
         fmt = "text" if fmt == "tui" else fmt  # several processes share the terminal
+        if not ctx.combines:  # only the rank that combines writes --report; the others point there
+            options.before_run = None
         with redirect:
             from diagnose.distributed.rank import run_rank
 

@@ -271,12 +271,14 @@ _STAT_EXTRA = ("st_atime", "st_mtime", "st_ctime", "st_atime_ns", "st_mtime_ns",
 
 def test_a_file_changed_while_read_is_not_stored(forced, monkeypatch, tmp_path, private_cache):
     path = big_jsonl(tmp_path / "big.jsonl")
-    real_stat, real_read = Path.stat, Path.read_bytes
+    from diagnose.records import loader
+
+    real_stat, real_read = Path.stat, loader.read_bytes
     reads = []
 
-    def reading(self: Path) -> bytes:
-        reads.append(self)
-        return real_read(self)
+    def reading(where: Path, cap: int) -> bytes:
+        reads.append(Path(where))
+        return real_read(where, cap)
 
     def changing_stat(self: Path, *args: Any, **kwargs: Any) -> os.stat_result:
         st = real_stat(self, *args, **kwargs)
@@ -286,7 +288,7 @@ def test_a_file_changed_while_read_is_not_stored(forced, monkeypatch, tmp_path, 
             return os.stat_result(tuple(st), later)
         return st
 
-    monkeypatch.setattr(Path, "read_bytes", reading)
+    monkeypatch.setattr(loader, "read_bytes", reading)
     monkeypatch.setattr(Path, "stat", changing_stat)
     assert summary(load_records(path)) == serial(monkeypatch, tmp_path, path)
     assert len(worker_pids(forced)) == 2

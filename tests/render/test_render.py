@@ -153,4 +153,4 @@ def test_an_interrupted_run_says_where_it_stopped_and_what_it_saw(fmt):
 def test_an_interruption_message_from_a_report_stays_inert():
     out = render(_interrupted_report("stopped \x1b[31mred\x1b[0m\nsecond line"), "text")
     assert "\x1b" not in out and "second line" not in out
-    assert out.splitlines()[0].endswith("stopped \\x1b[31mred\\x1b[0m")
+    assert out.splitlines()[0].endswith("stopped red")  # the escape sequences removed whole
