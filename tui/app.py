@@ -15,6 +15,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 
+from diagnose.errors import UsageError
 from diagnose.report import Fix, Report
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.frame_details import FrameDetailsScreen
@@ -250,11 +251,13 @@ class DiagnoseApp(App[int]):
         verdict: bool | None = None
         error: str | None = None
         try:
-            verifier = self._verifier or _default_verifier()
+            verifier = self._verifier or _default_verifier(self.report_path)
             result = verifier(self.report, fix_id)
             verdict = _verified(result, self.report, fix_id)
         except ImportError as exc:
             error = f"verification is not available: {exc}"
+        except UsageError as exc:  # the report's script is not one verify may run
+            error = f"not verified: {exc}"
         except Exception as exc:
             error = f"verification of {fix_id} failed: {type(exc).__name__}: {exc}"
         self.call_from_thread(self._verified, fix_id, verdict, error)
@@ -328,15 +331,22 @@ def safe_id(fix: Fix) -> str:
     return safe(fix.id)
 
 
-def _default_verifier() -> Verifier:
+def _default_verifier(report_path: Path | None = None) -> Verifier:
+    """Verification runs the report's script, so it runs only the script ``apply`` would
+    patch: the report's own, inside the report's or the current folder, with the report's
+    hash (a crafted report cannot make the UI run another program)."""
+    from diagnose.patches.target import locate_script
     from diagnose.verify import verify_fixes
+
+    report_dir = Path(os.path.abspath(report_path)).parent if report_path else None
 
     def verify(report: Report, fix_id: str) -> Any:
         """Verify one fix: a copy of the report holding only that fix, so the user's list
         keeps its order and the other fixes are not re-run."""
+        target = locate_script(report, report_dir=report_dir)
         single = report.model_copy(deep=True)
         single.fixes = [f for f in single.fixes if f.id == fix_id]
-        return verify_fixes(single, top=1)
+        return verify_fixes(single, top=1, script_path=target.file.path)
 
     return verify
 

@@ -255,3 +255,24 @@ async def test_a_refuses_a_report_naming_a_file_outside_its_folder(tmp_path):
     assert any(
         m.startswith("Could not apply use-bf16:") and "outside" in m for m in notifications(app)
     )
+
+
+async def test_v_never_runs_a_script_a_crafted_report_names_outside_its_folder(tmp_path):
+    from diagnose.report import Report
+
+    marker = tmp_path / "ran"
+    other = tmp_path / "elsewhere" / "train.py"
+    other.parent.mkdir()
+    other.write_text(
+        f"open({str(marker)!r}, 'w').close()\nimport torch\nmodel = torch.nn.Linear(3, 1).half()\n"
+    )
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    path = _saved_report(reports, "../elsewhere/train.py", other)
+    app = DiagnoseApp(Report.load(path), report_path=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert not marker.exists()
+    assert any(m.startswith("not verified:") and "outside" in m for m in notifications(app))
