@@ -26,6 +26,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check diagnose tui tests benchmarks examples
+	$(BIN)/ruff format --check diagnose tui tests benchmarks examples
 	$(BIN)/python -m pytest -q -n 2
 
 bench: $(STAMP)

@@ -29,8 +29,15 @@ def _port() -> int:
 
 def _model(width: int) -> nn.Module:
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
-                         nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1))
+    return nn.Sequential(
+        nn.Linear(width, width),
+        nn.ReLU(),
+        nn.Linear(width, width),
+        nn.ReLU(),
+        nn.Linear(width, width),
+        nn.ReLU(),
+        nn.Linear(width, 1),
+    )
 
 
 def _step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor) -> float:
@@ -47,8 +54,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_port()}", rank=0,
-                            world_size=1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_port()}", rank=0, world_size=1)
     plain = nn.parallel.DistributedDataParallel(_model(args.width))
     watch = GradWatch()
     watch.install()
@@ -58,7 +64,7 @@ def main() -> None:
     x = torch.randn(32, args.width)
     times: list[list[float]] = [[], []]
     for i in range(args.steps + 5):
-        for j in ((0, 1) if i % 2 else (1, 0)):
+        for j in (0, 1) if i % 2 else (1, 0):
             t = _step((plain, hooked)[j], opts[j], x)
             if i >= 5:
                 times[j].append(t)

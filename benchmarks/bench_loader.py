@@ -119,16 +119,18 @@ def make_record(i: int) -> dict:
         "slug": f"synthetic-{op.lower()}-failure-{i}",
         "errorCode": None,
         "errorMessage": f"Function '{op}Backward{i % 3}' returned nan values in its {i % 4}th "
-                        f"output while running kernel k{i} on tensor of shape [{i % 64}, 128].",
+        f"output while running kernel k{i} on tensor of shape [{i % 64}, 128].",
         "messagePattern": f"Function '(\\w+)Backward\\d*' returned nan values in its \\d+th "
-                          f"output while running kernel k{i} on tensor of shape \\[[^\\]]+\\]\\.",
+        f"output while running kernel k{i} on tensor of shape \\[[^\\]]+\\]\\.",
         "errorType": "exception",
         "errorClass": "RuntimeError",
         "httpStatus": None,
         "severity": "error",
         "filePath": "torch/csrc/autograd/python_anomaly_mode.cpp",
         "lineNumber": 100 + i % 50,
-        "sourceCode": "\n".join(f"    line_{k} = check_{op.lower()}(grad_{k}, {i})" for k in range(6)),
+        "sourceCode": "\n".join(
+            f"    line_{k} = check_{op.lower()}(grad_{k}, {i})" for k in range(6)
+        ),
         "sourceCodeStart": 100,
         "sourceCodeEnd": 160,
         "githubUrl": f"https://github.com/pytorch/pytorch/blob/{i:040x}/torch/x.cpp#L100-L160",
@@ -219,8 +221,9 @@ print(time.perf_counter() - wall, cpu() - start, mine + sum(rounds), len(result.
 """
 
 
-def cold_in_fresh_process(path: Path, cache_dir: Path,
-                          serial: bool = False) -> tuple[float, float, float]:
+def cold_in_fresh_process(
+    path: Path, cache_dir: Path, serial: bool = False
+) -> tuple[float, float, float]:
     """A cold load as a user meets it: a new process (imports not timed), an empty cache;
     ``serial``: with the worker processes turned off, for a side-by-side comparison.
 
@@ -232,8 +235,9 @@ def cold_in_fresh_process(path: Path, cache_dir: Path,
     root = str(Path(__file__).resolve().parent.parent)
     code = _FRESH.format(root=root, path=str(path), serial=serial)
     env = {**os.environ, "DIAGNOSE_CACHE_DIR": str(cache_dir)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
     assert int(out[3]) > 0
     return float(out[0]), float(out[1]), float(out[2])
 
@@ -244,19 +248,23 @@ def fmt(t: tuple[float, ...]) -> str:
 
 def main() -> None:
     sizes = [int(s) for s in sys.argv[1:]] or [1_000, 10_000, 100_000]
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
-          "seconds wall (CPU)")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; seconds wall (CPU)")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        print(f"{'records':>8} {'layout':<16} {'MB':>5} {'1 proc, new':>14} "
-              f"{'cold new proc':>14} {'idle':>5} {'cold':>14} "
-              f"{'warm':>14} {'+ids':>14} {'build all':>14} {'cold/warm':>9} {'load':>5}")
+        print(
+            f"{'records':>8} {'layout':<16} {'MB':>5} {'1 proc, new':>14} "
+            f"{'cold new proc':>14} {'idle':>5} {'cold':>14} "
+            f"{'warm':>14} {'+ids':>14} {'build all':>14} {'cold/warm':>9} {'load':>5}"
+        )
         for n in sizes:
             jsonl, folder = write_datasets(base, n)
             time.sleep(RACY_NS / 1e9 + 0.1)  # as old as a real dataset file
             for path, layout in ((jsonl, "one JSONL file"), (folder, f"{-(-n // 100)} JSON files")):
-                size = (path.stat().st_size if path.is_file()
-                        else sum(p.stat().st_size for p in path.iterdir()))
+                size = (
+                    path.stat().st_size
+                    if path.is_file()
+                    else sum(p.stat().st_size for p in path.iterdir())
+                )
                 alone = cold_in_fresh_process(path, base / f"cache-alone-{path.name}", True)
                 fresh = cold_in_fresh_process(path, base / f"cache-fresh-{path.name}")
                 os.environ["DIAGNOSE_CACHE_DIR"] = str(base / f"cache-{path.name}")
@@ -273,10 +281,13 @@ def main() -> None:
                 assert len(list(result.records)) == n
                 build = since(start)
                 del result
-                print(f"{n:>8} {layout:<16} {size / 1e6:>5.1f} {fmt(alone):>14} {fmt(fresh):>14} "
-                      f"{fresh[2]:>5.2f} {fmt(cold):>14} {fmt(warm):>14} "
-                      f"{fmt(ids):>14} {fmt(build):>14} {cold[0] / warm[0]:>8.1f}x "
-                      f"{os.getloadavg()[0]:>5.1f}", flush=True)
+                print(
+                    f"{n:>8} {layout:<16} {size / 1e6:>5.1f} {fmt(alone):>14} {fmt(fresh):>14} "
+                    f"{fresh[2]:>5.2f} {fmt(cold):>14} {fmt(warm):>14} "
+                    f"{fmt(ids):>14} {fmt(build):>14} {cold[0] / warm[0]:>8.1f}x "
+                    f"{os.getloadavg()[0]:>5.1f}",
+                    flush=True,
+                )
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -119,8 +119,34 @@ class Rec:
 
 
 def make_vocab(rng: random.Random, n: int) -> list[str]:
-    syll = ["ka", "lo", "mi", "ten", "sor", "gra", "dient", "ba", "tch", "nor", "m", "ex", "pec",
-            "ted", "sca", "le", "ov", "er", "fl", "ow", "cu", "da", "ran", "k", "st", "ep"]
+    syll = [
+        "ka",
+        "lo",
+        "mi",
+        "ten",
+        "sor",
+        "gra",
+        "dient",
+        "ba",
+        "tch",
+        "nor",
+        "m",
+        "ex",
+        "pec",
+        "ted",
+        "sca",
+        "le",
+        "ov",
+        "er",
+        "fl",
+        "ow",
+        "cu",
+        "da",
+        "ran",
+        "k",
+        "st",
+        "ep",
+    ]
     words: set[str] = set()
     while len(words) < n:
         words.add("".join(rng.choice(syll) for _ in range(rng.randint(2, 4))))
@@ -272,31 +298,47 @@ def main() -> None:
     p90 = sorted(times)[int(0.9 * len(times))]
     hit_times = [t for t, hit in zip(times, kinds, strict=True) if hit]
     miss_times = [t for t, hit in zip(times, kinds, strict=True) if not hit]
-    print(f"build Matcher({len(records):,}): median {t_build:8.3f} s   (of {len(builds)}; fastest "
-          f"{t_build_min:.3f} s; CPU {c_build:.3f} s; target < 2 s: {verdict(t_build < 2)})")
+    print(
+        f"build Matcher({len(records):,}): median {t_build:8.3f} s   (of {len(builds)}; fastest "
+        f"{t_build_min:.3f} s; CPU {c_build:.3f} s; target < 2 s: {verdict(t_build < 2)})"
+    )
     print(f"  pattern prefilter alone          {t_patterns:8.3f} s   (CPU {c_patterns:.3f} s)")
-    print(f"  similarity word index alone      {t_similar:8.3f} s   (CPU {c_similar:.3f} s; "
-          "built by the first query that needs it, not in the build)")
+    print(
+        f"  similarity word index alone      {t_similar:8.3f} s   (CPU {c_similar:.3f} s; "
+        "built by the first query that needs it, not in the build)"
+    )
     print(f"first match() needing similarity    {t_first_similar:8.3f} s   (builds its word index)")
-    print(f"match(): median over {len(times)} queries   {median * 1e3:8.3f} ms  "
-          f"(target < 1 ms: {verdict(median < 1e-3)})")
+    print(
+        f"match(): median over {len(times)} queries   {median * 1e3:8.3f} ms  "
+        f"(target < 1 ms: {verdict(median < 1e-3)})"
+    )
     print(f"match(): p90                        {p90 * 1e3:8.3f} ms")
     print(f"  queries a pattern matched ({len(hit_times):3d})   {median_ms(hit_times)}")
     print(f"  queries only similarity ({len(miss_times):3d})     {median_ms(miss_times)}")
     print(f"  same queries again (warm)         {median_ms(warm)}")
-    print(f"naive re.search loop: median        {naive_median * 1e3:8.3f} ms  "
-          f"({len(naive_times)} queries; compiling all took {t_compile:.1f} s, not counted)")
-    print(f"ratio naive / match() medians       {naive_median / median:8.1f} x  "
-          f"(target >= 50 x: {verdict(naive_median / median >= 50)})")
-    print(f"ratio per paired query: median      {statistics.median(paired):8.1f} x  "
-          f"(min {min(paired):.1f} x)")
+    print(
+        f"naive re.search loop: median        {naive_median * 1e3:8.3f} ms  "
+        f"({len(naive_times)} queries; compiling all took {t_compile:.1f} s, not counted)"
+    )
+    print(
+        f"ratio naive / match() medians       {naive_median / median:8.1f} x  "
+        f"(target >= 50 x: {verdict(naive_median / median >= 50)})"
+    )
+    print(
+        f"ratio per paired query: median      {statistics.median(paired):8.1f} x  "
+        f"(min {min(paired):.1f} x)"
+    )
     print(f"prefilter hits == naive hits        {agree}/{len(naive_times)} queries")
-    print(f"aimed record ranked first           {found_first}/{aimed} queries "
-          f"(of which {found_drifted}/{len(drifted)} with a changed word)")
-    print(f"alternative, one alternation regex of {len(alt_patterns):,} patterns: compile "
-          f"{t_alt_compile:.2f} s, search median {statistics.median(alt_times) * 1e3:.3f} ms; "
-          f"prefilter on the same: build {t_small_build:.3f} s, search median "
-          f"{statistics.median(small_times) * 1e3:.3f} ms")
+    print(
+        f"aimed record ranked first           {found_first}/{aimed} queries "
+        f"(of which {found_drifted}/{len(drifted)} with a changed word)"
+    )
+    print(
+        f"alternative, one alternation regex of {len(alt_patterns):,} patterns: compile "
+        f"{t_alt_compile:.2f} s, search median {statistics.median(alt_times) * 1e3:.3f} ms; "
+        f"prefilter on the same: build {t_small_build:.3f} s, search median "
+        f"{statistics.median(small_times) * 1e3:.3f} ms"
+    )
     print(f"end: {load()}; reference loop {reference_loop() * 1e3:.0f} ms")
 
 

@@ -42,8 +42,15 @@ import diagnose
 
 
 def mlp() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
-    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                          nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    model = nn.Sequential(
+        nn.Linear(256, 512),
+        nn.ReLU(),
+        nn.Linear(512, 512),
+        nn.ReLU(),
+        nn.Linear(512, 512),
+        nn.ReLU(),
+        nn.Linear(512, 10),
+    )
     x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
     return model, lambda m: nn.functional.cross_entropy(m(x.to(_dev(m))), y.to(_dev(m)))
 
@@ -51,9 +58,18 @@ def mlp() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
 def t5() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
     from transformers import T5Config, T5ForConditionalGeneration
 
-    config = T5Config(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2,
-                      num_decoder_layers=2, num_heads=4, dropout_rate=0.0,
-                      decoder_start_token_id=0, pad_token_id=0)
+    config = T5Config(
+        vocab_size=256,
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        dropout_rate=0.0,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+    )
     model = T5ForConditionalGeneration(config)
     ids, labels = torch.randint(0, 256, (8, 32)), torch.randint(0, 256, (8, 16))
     return model, lambda m: m(input_ids=ids.to(_dev(m)), labels=labels.to(_dev(m))).loss
@@ -62,8 +78,17 @@ def t5() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
 def gpt2() -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(vocab_size=256, n_positions=64, n_embd=64, n_layer=2, n_head=4,
-                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+    config = GPT2Config(
+        vocab_size=256,
+        n_positions=64,
+        n_embd=64,
+        n_layer=2,
+        n_head=4,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        use_cache=False,
+    )
     model = GPT2LMHeadModel(config)
     ids = torch.randint(0, 256, (8, 32))
     return model, lambda m: m(input_ids=ids.to(_dev(m)), labels=ids.to(_dev(m))).loss
@@ -125,12 +150,23 @@ class Runner:
             self.syncs += in_loop
 
 
-WATCHERS = ["none", "diagnose.Tracer", "Tracer every step", "DebugUnderflowOverflow",
-            "detect_anomaly"]
+WATCHERS = [
+    "none",
+    "diagnose.Tracer",
+    "Tracer every step",
+    "DebugUnderflowOverflow",
+    "detect_anomaly",
+]
 
 
-def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
-          watchers: list[str] = WATCHERS) -> dict[str, float]:
+def bench(
+    model_name: str,
+    build: Any,
+    rounds: int,
+    steps: int,
+    device: str,
+    watchers: list[str] = WATCHERS,
+) -> dict[str, float]:
     """Print one run's table; return each watcher's median step time over the untraced one."""
     torch.manual_seed(0)
     base, loss_fn = build()
@@ -159,15 +195,19 @@ def bench(model_name: str, build: Any, rounds: int, steps: int, device: str,
     base_mean = statistics.mean(runners[0].times)
     base_cpu = statistics.median(runners[0].cpu)
     ratios: dict[str, float] = {}
-    print(f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms"
-          f"  (ratios: median, steady median, mean, CPU median)")
+    print(
+        f"\n{model_name}: untraced step {base_time * 1e3:.2f} ms"
+        f"  (ratios: median, steady median, mean, CPU median)"
+    )
     for r in runners:
         med = statistics.median(r.times)
         steady = statistics.median(r.steady) if r.steady else med
-        line = (f"  {r.name:24s} {med * 1e3:8.2f} ms  {med / base_time:5.2f}x"
-                f"  {steady / base_steady:5.2f}x"
-                f"  {statistics.mean(r.times) / base_mean:5.2f}x"
-                f"  {statistics.median(r.cpu) / base_cpu:5.2f}x")
+        line = (
+            f"  {r.name:24s} {med * 1e3:8.2f} ms  {med / base_time:5.2f}x"
+            f"  {steady / base_steady:5.2f}x"
+            f"  {statistics.mean(r.times) / base_mean:5.2f}x"
+            f"  {statistics.median(r.cpu) / base_cpu:5.2f}x"
+        )
         if r.tracer is not None:
             line += f"  host reads/step {r.syncs / r.steps:.2f}"
         if cuda and runners[0].peak:
@@ -188,14 +228,35 @@ def repeated(args: argparse.Namespace) -> None:
     runs: dict[str, dict[str, list[float]]] = {}
     for k in range(args.repeat):
         out = subprocess.run(
-            [sys.executable, __file__, "--models", args.models, "--watchers", args.watchers,
-             "--rounds", str(args.rounds), "--steps", str(args.steps), "--device", args.device,
-             "--no-memory", "--ratios-json"],
-            capture_output=True, text=True, check=True).stdout
+            [
+                sys.executable,
+                __file__,
+                "--models",
+                args.models,
+                "--watchers",
+                args.watchers,
+                "--rounds",
+                str(args.rounds),
+                "--steps",
+                str(args.steps),
+                "--device",
+                args.device,
+                "--no-memory",
+                "--ratios-json",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         result = json.loads(out.strip().splitlines()[-1])
-        print(f"run {k + 1}/{args.repeat}: " + "; ".join(
-            f"{model}: " + ", ".join(f"{w} {r:.3f}x" for w, r in ratios.items() if w != "none")
-            for model, ratios in result.items()), flush=True)
+        print(
+            f"run {k + 1}/{args.repeat}: "
+            + "; ".join(
+                f"{model}: " + ", ".join(f"{w} {r:.3f}x" for w, r in ratios.items() if w != "none")
+                for model, ratios in result.items()
+            ),
+            flush=True,
+        )
         for model, ratios in result.items():
             for watcher, ratio in ratios.items():
                 runs.setdefault(model, {}).setdefault(watcher, []).append(ratio)
@@ -204,8 +265,10 @@ def repeated(args: argparse.Namespace) -> None:
         print(f"  {BUILDERS[model][0]}:")
         for watcher, ratios in watchers.items():
             if watcher != "none":
-                print(f"    {watcher:24s} median {statistics.median(ratios):6.3f}x"
-                      f"  range {min(ratios):.3f}-{max(ratios):.3f}x")
+                print(
+                    f"    {watcher:24s} median {statistics.median(ratios):6.3f}x"
+                    f"  range {min(ratios):.3f}-{max(ratios):.3f}x"
+                )
 
 
 def _rss_bytes() -> int:
@@ -231,14 +294,19 @@ def memory_overhead(model_key: str, steps: int) -> str:
     runs: dict[str, list[int]] = {"none": [], "diagnose.Tracer": []}
     for _ in range(3):  # RSS moves with the allocator's caching: interleave, take medians
         for watcher in runs:
-            out = subprocess.run([sys.executable, __file__, "--memory-child", model_key,
-                                  watcher, str(steps)], capture_output=True, text=True,
-                                 check=True).stdout
+            out = subprocess.run(
+                [sys.executable, __file__, "--memory-child", model_key, watcher, str(steps)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             runs[watcher].append(json.loads(out.strip().splitlines()[-1])["growth"])
     growth = {w: statistics.median(v) for w, v in runs.items()}
     base, traced = growth["none"], growth["diagnose.Tracer"]
-    return (f"  peak RSS growth: untraced {base / 2**20:.1f} MiB, traced {traced / 2**20:.1f} MiB"
-            f"  (+{(traced / base - 1) * 100:.1f}%)")
+    return (
+        f"  peak RSS growth: untraced {base / 2**20:.1f} MiB, traced {traced / 2**20:.1f} MiB"
+        f"  (+{(traced / base - 1) * 100:.1f}%)"
+    )
 
 
 BUILDERS = {"mlp": ("4-layer MLP", mlp), "t5": ("tiny T5", t5), "gpt2": ("tiny GPT-2", gpt2)}
@@ -250,12 +318,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--models", default="mlp,t5,gpt2")
-    parser.add_argument("--watchers", default=",".join(WATCHERS[1:]),
-                        help="compared with no watcher, comma-separated: " + ",".join(WATCHERS[1:]))
+    parser.add_argument(
+        "--watchers",
+        default=",".join(WATCHERS[1:]),
+        help="compared with no watcher, comma-separated: " + ",".join(WATCHERS[1:]),
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the CPU memory runs")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="run the comparison this many times, each in a fresh process, "
-                             "and print the median ratio over the runs (no memory runs)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the comparison this many times, each in a fresh process, "
+        "and print the median ratio over the runs (no memory runs)",
+    )
     parser.add_argument("--memory-child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--ratios-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

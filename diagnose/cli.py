@@ -21,7 +21,10 @@ from diagnose.safetext import one_line
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("diagnose.commands.run", "run a training script under the tracer (the default)"),
     "match": ("diagnose.commands.match", "rank dataset records for an error message or log"),
-    "dataset": ("diagnose.commands.dataset", "validate error-record files, mine skeletons from source"),
+    "dataset": (
+        "diagnose.commands.dataset",
+        "validate error-record files, mine skeletons from source",
+    ),
     "show": ("diagnose.commands.show", "open a saved report"),
     "rules": ("diagnose.commands.rules", "list the rules or run their test cases"),
     "apply": ("diagnose.commands.apply", "apply a fix's patch from a saved report"),

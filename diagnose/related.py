@@ -26,7 +26,9 @@ def load_related_tags() -> dict[str, list[str]]:
 
 
 def related_records(
-    symptoms: Sequence[Symptom], records: Iterable[Any], limit: int = 5,
+    symptoms: Sequence[Symptom],
+    records: Iterable[Any],
+    limit: int = 5,
     tags_by_symptom: dict[str, list[str]] | None = None,
 ) -> list[MatchRef]:
     """Records related to ``symptoms``, best first, each saying which symptom and tags."""
@@ -49,10 +51,21 @@ def related_records(
             continue
         score, symptom, shared = best
         reason = f"related to {symptom.title or symptom.id}: tags {', '.join(shared)}"
-        scored.append((score, order, MatchRef(
-            record_id=record.id, slug=record.slug, score=round(score, 3), reason=reason,
-            error_message=record.errorMessage, solutions=list(record.solutions or []),
-            example_fix=record.exampleFix, kind="related",
-        )))
+        scored.append(
+            (
+                score,
+                order,
+                MatchRef(
+                    record_id=record.id,
+                    slug=record.slug,
+                    score=round(score, 3),
+                    reason=reason,
+                    error_message=record.errorMessage,
+                    solutions=list(record.solutions or []),
+                    example_fix=record.exampleFix,
+                    kind="related",
+                ),
+            )
+        )
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [ref for _, _, ref in scored[:limit]]

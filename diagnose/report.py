@@ -115,7 +115,8 @@ class StepSummary(_Model):
     loss_min: float | None = Field(None, description="Smallest finite loss.")
     loss_max: float | None = Field(None, description="Largest finite loss.")
     grad_norm_max: float | None = Field(
-        None, description="Largest gradient norm; inf or nan when one of the steps' was.")
+        None, description="Largest gradient norm; inf or nan when one of the steps' was."
+    )
     loss_scale_max: float | None = None
     skipped_steps: int = Field(0, description="Steps a GradScaler skipped.")
     near_limit_steps: int = Field(0, description="Steps with values near their dtype's limit.")
@@ -132,13 +133,21 @@ class StepRecord(_Model):
     loss_scale: float | None = None
     skipped: bool = Field(False, description="True when a GradScaler skipped this step.")
     near_limit: bool = False
-    detailed: bool = Field(True, description=(
-        "True when every module call was watched this step; False on a light step, where "
-        "max_activation covers only the model's outputs."))
-    summary: StepSummary | None = Field(None, description=(
-        "Set on a row that stands for the steps step..summary.last_step of a long run's "
-        "middle: loss and grad_norm are then their means, max_activation the largest, lr the "
-        "last, loss_scale the smallest, skipped and near_limit true if any step was."))
+    detailed: bool = Field(
+        True,
+        description=(
+            "True when every module call was watched this step; False on a light step, where "
+            "max_activation covers only the model's outputs."
+        ),
+    )
+    summary: StepSummary | None = Field(
+        None,
+        description=(
+            "Set on a row that stands for the steps step..summary.last_step of a long run's "
+            "middle: loss and grad_norm are then their means, max_activation the largest, lr the "
+            "last, loss_scale the smallest, skipped and near_limit true if any step was."
+        ),
+    )
 
     @property
     def covers(self) -> int:
@@ -152,8 +161,8 @@ class OpSource(_Model):
     input: int = Field(description="Index of that input in op_inputs.")
     op: str
     numbers: list[float] = Field(
-        default_factory=list, description="The plain numbers it was given (the 1e-8 of "
-        "std + 1e-8).",
+        default_factory=list,
+        description="The plain numbers it was given (the 1e-8 of std + 1e-8).",
     )
     location: Location | None = None
 
@@ -176,11 +185,13 @@ class Event(_Model):
         default_factory=list, description="Statistics of the producing op's inputs."
     )
     op_numbers: list[float] | None = Field(
-        None, description="The plain numbers the producing op was given beside its tensors "
+        None,
+        description="The plain numbers the producing op was given beside its tensors "
         "(the 1e39 of x * 1e39, a fill value, an eps).",
     )
     op_input_sources: list[OpSource] | None = Field(
-        None, description="For inputs of the producing op that an earlier watched op made "
+        None,
+        description="For inputs of the producing op that an earlier watched op made "
         "with plain numbers (an eps added to a divisor): that op, its numbers and its line.",
     )
     details: list[str] = Field(default_factory=list)
@@ -190,7 +201,8 @@ class Event(_Model):
     exception_type: str | None = None
     traceback: str | None = None
     op_value: str | None = Field(
-        None, description="What the producing op itself returned (\"-inf\" from log(0)), when "
+        None,
+        description='What the producing op itself returned ("-inf" from log(0)), when '
         "it differs from what reached the checked place (a nan loss).",
     )
     ignore_index: int | None = Field(
@@ -264,11 +276,13 @@ class Interruption(_Model):
 
     cause: Literal["SIGINT", "SIGTERM", "KeyboardInterrupt", "unfinished"] = Field(
         description='The signal that stopped the run, "KeyboardInterrupt" when the script '
-                    'raised it itself, or "unfinished": this report was written when the run '
-                    "started and nothing replaced it (diagnose still running, or killed by "
-                    "SIGKILL, out of memory or a crash before it could write what it saw).")
+        'raised it itself, or "unfinished": this report was written when the run '
+        "started and nothing replaced it (diagnose still running, or killed by "
+        "SIGKILL, out of memory or a crash before it could write what it saw)."
+    )
     stopped_at_step: int | None = Field(
-        None, description="Optimizer steps completed when the run stopped.")
+        None, description="Optimizer steps completed when the run stopped."
+    )
     message: str = Field(description="One line for the user.")
     pid: int | None = Field(None, description="Process id of the diagnose run.")
 
@@ -287,19 +301,19 @@ class RankSummary(_Model):
     """One process of a distributed run: what it saw, so ranks that saw nothing say so."""
 
     rank: int
-    status: Literal["clean", "nonfinite", "exception", "interrupted", "stopped",
-                    "missing"] = Field(
+    status: Literal["clean", "nonfinite", "exception", "interrupted", "stopped", "missing"] = Field(
         description='"stopped": ended because another rank stopped first; "missing": left '
-                    'no evidence (killed before it could write); "interrupted": stopped by '
-                    "SIGINT or SIGTERM."
+        'no evidence (killed before it could write); "interrupted": stopped by '
+        "SIGINT or SIGTERM."
     )
     summary: str = Field(description="One line: the rank's event, or what it was doing.")
     step: int | None = None
     phase: Phase | None = None
     history_length: int = 0
     local_grads_finite: bool | None = Field(
-        None, description="Whether this rank's own gradients were finite before the last "
-                          "all-reduce (DDP); None when not known."
+        None,
+        description="Whether this rank's own gradients were finite before the last "
+        "all-reduce (DDP); None when not known.",
     )
     primary: bool = Field(False, description="True for the rank where the event was born.")
 
@@ -324,9 +338,11 @@ class Report(_Model):
         default_factory=list, description="Per-rank evidence of a distributed run, by rank."
     )
     interruption: Interruption | None = Field(
-        None, description='Set when status is "interrupted": what stopped the run, and where.')
+        None, description='Set when status is "interrupted": what stopped the run, and where.'
+    )
     history_note: HistoryNote | None = Field(
-        None, description="Set when the history summarises part of a long run.")
+        None, description="Set when the history summarises part of a long run."
+    )
 
     @property
     def steps_recorded(self) -> int:
@@ -340,8 +356,9 @@ class Report(_Model):
         try:
             dumped = self.model_dump_json(indent=indent)
         except PydanticSerializationError:  # a lone surrogate (an undecodable file name)
-            dumped = json.dumps(_inf_nan_as_strings(self.model_dump(mode="json")),
-                                indent=indent, ensure_ascii=False)
+            dumped = json.dumps(
+                _inf_nan_as_strings(self.model_dump(mode="json")), indent=indent, ensure_ascii=False
+            )
         return json_text(dumped)
 
     def write(self, path: str | Path) -> None:
@@ -358,9 +375,7 @@ class Report(_Model):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ReportError(
-                f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}"
-            ) from None
+            raise ReportError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
         except RecursionError:
             raise ReportError(f"{path}: not a report: JSON nested too deep") from None
         except ValueError as exc:  # e.g. an integer past Python's digit limit

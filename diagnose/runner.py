@@ -48,12 +48,12 @@ class RunOptions:
     debug: bool = False
     on_tracer: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
     """Called with the Tracer once it is installed (a distributed rank watches its progress)."""
-    before_run: Callable[[Report], None] | None = field(default=None, repr=False,
-                                                        compare=False)
+    before_run: Callable[[Report], None] | None = field(default=None, repr=False, compare=False)
     """Called once the script and config file are known good, just before the script runs,
     with a report of the run as it starts (the CLI claims the ``--report`` path with it)."""
-    on_hard_exit: Callable[[Report, int], None] | None = field(default=None, repr=False,
-                                                               compare=False)
+    on_hard_exit: Callable[[Report, int], None] | None = field(
+        default=None, repr=False, compare=False
+    )
     """Called with the run's report and the code when the script calls ``os._exit``; the
     process then ends with that code (the script asked not to unwind)."""
 
@@ -82,7 +82,9 @@ def check_script(path: str | Path) -> tuple[Path, str]:
     try:
         source = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not a Python script (not UTF-8 text at byte {exc.start})") from None
+        raise UsageError(
+            f"{path}: not a Python script (not UTF-8 text at byte {exc.start})"
+        ) from None
     try:
         compile(source, str(script), "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -126,12 +128,22 @@ def unfinished_report(info: ScriptInfo) -> Report:
     """The report of a run that has started and not ended: what stands at ``--report`` until
     the run's own replaces it, so that a report left by an earlier run is never taken for
     this one's, even when this process is killed outright."""
-    return _stamp(Report(status="interrupted", interruption=Interruption(
-        cause="unfinished", pid=os.getpid(),
-        message=(f"the run did not finish: diagnose (pid {os.getpid()}) is still running it, "
-                 "or was killed (SIGKILL, out of memory, a crash) before it could write what "
-                 "the run saw"),
-    ), script=info), info)
+    return _stamp(
+        Report(
+            status="interrupted",
+            interruption=Interruption(
+                cause="unfinished",
+                pid=os.getpid(),
+                message=(
+                    f"the run did not finish: diagnose (pid {os.getpid()}) is still running it, "
+                    "or was killed (SIGKILL, out of memory, a crash) before it could write what "
+                    "the run saw"
+                ),
+            ),
+            script=info,
+        ),
+        info,
+    )
 
 
 def _stamp(report: Report, info: ScriptInfo) -> Report:
@@ -160,9 +172,13 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.resolve().parent))
-    tracer = Tracer(frames=options.frames, backward=options.backward,
-                    sample_every=options.sample_every, detail_every=options.detail_every,
-                    stop_with=NonFiniteStop)
+    tracer = Tracer(
+        frames=options.frames,
+        backward=options.backward,
+        sample_every=options.sample_every,
+        detail_every=options.detail_every,
+        stop_with=NonFiniteStop,
+    )
     remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
     stopped: str | None = None  # what interrupted the run
@@ -202,25 +218,34 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
 def mark_interrupted(report: Report, cause: str, step: int) -> None:
     """The run was stopped from outside: say so, and how far it got. What the tracer had
     already found (a non-finite event the script caught and went on from) stays the status."""
-    by = "by the script raising KeyboardInterrupt" if cause == "KeyboardInterrupt" else f"by {cause}"
+    by = (
+        "by the script raising KeyboardInterrupt" if cause == "KeyboardInterrupt" else f"by {cause}"
+    )
     report.interruption = Interruption(
-        cause=cause, stopped_at_step=step, pid=os.getpid(),  # type: ignore[arg-type]
-        message=f"interrupted at step {step} {by}: the report holds what the run saw so far")
+        cause=cause,
+        stopped_at_step=step,
+        pid=os.getpid(),  # type: ignore[arg-type]
+        message=f"interrupted at step {step} {by}: the report holds what the run saw so far",
+    )
     if report.status == "clean":
         report.status = "interrupted"
 
 
-def _on_hard_exit(tracer: Any, code: int, script: Path, info: ScriptInfo,
-                  options: RunOptions) -> None:
+def _on_hard_exit(
+    tracer: Any, code: int, script: Path, info: ScriptInfo, options: RunOptions
+) -> None:
     """The script called ``os._exit(code)``: report what the run saw, as at a normal end."""
     if options.on_hard_exit is None:
         return
     report = tracer.report()
     if code != 0 and report.status != "nonfinite":
         report.status = "exception"
-        report.event = Event(kind="exception", exception_type="SystemExit",
-                             message=f"the script called os._exit({code})",
-                             location=_caller_location(script))
+        report.event = Event(
+            kind="exception",
+            exception_type="SystemExit",
+            message=f"the script called os._exit({code})",
+            location=_caller_location(script),
+        )
     options.on_hard_exit(_stamp(report, info), code)
 
 
@@ -235,10 +260,13 @@ def _caller_location(script: Path) -> Location | None:
         except OSError:
             resolved = filename
         if resolved == script.resolve() or (
-                folder in resolved.parents and "site-packages" not in resolved.parts
-                and not _is_ours(str(filename))):
-            location = Location(file=str(filename), line=frame.f_lineno,
-                                function=frame.f_code.co_name)
+            folder in resolved.parents
+            and "site-packages" not in resolved.parts
+            and not _is_ours(str(filename))
+        ):
+            location = Location(
+                file=str(filename), line=frame.f_lineno, function=frame.f_code.co_name
+            )
             location.code = _source_line(location.file, location.line)
             return location
         frame = frame.f_back
@@ -323,7 +351,9 @@ def _source_line(file: str, line: int) -> str | None:
     return text.rstrip("\n") or None
 
 
-def _stage(report: Report, name: str, options: RunOptions, work: Callable[[Report], Report]) -> Report:
+def _stage(
+    report: Report, name: str, options: RunOptions, work: Callable[[Report], Report]
+) -> Report:
     """Run one enrichment stage; a failure there must not cost the user the diagnosis."""
     try:
         return work(report)
@@ -393,10 +423,16 @@ def _add_matches(report: Report, options: RunOptions) -> Report:
         for r in matcher.timeouts
     ]
     report.matches = [
-        MatchRef(record_id=m.record.id, slug=m.record.slug, score=round(float(m.score), 4),
-                 reason=getattr(m, "reason", None), error_message=m.record.errorMessage,
-                 solutions=list(m.record.solutions or []), example_fix=m.record.exampleFix,
-                 kind=getattr(m, "kind", None))
+        MatchRef(
+            record_id=m.record.id,
+            slug=m.record.slug,
+            score=round(float(m.score), 4),
+            reason=getattr(m, "reason", None),
+            error_message=m.record.errorMessage,
+            solutions=list(m.record.solutions or []),
+            example_fix=m.record.exampleFix,
+            kind=getattr(m, "kind", None),
+        )
         for m in matches
     ]
     return report

@@ -36,9 +36,13 @@ class Outcome:
     note: str
 
 
-def verify_fixes(report: Report, top: int = 3, margin_steps: int | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, script_path: str | Path | None = None
-                 ) -> Report:
+def verify_fixes(
+    report: Report,
+    top: int = 3,
+    margin_steps: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    script_path: str | Path | None = None,
+) -> Report:
     """Try the top ``top`` fixes that have a patch; set ``verified`` and re-rank the fixes."""
     from diagnose.patches import make_patch
 
@@ -73,24 +77,44 @@ def rank_verified(fixes: list[Fix]) -> list[Fix]:
     return sorted(fixes, key=lambda f: order[f.verified])
 
 
-def run_patched(script: Path, source: str, argv: list[str], max_steps: int | None,
-                timeout: float = DEFAULT_TIMEOUT) -> Outcome:
+def run_patched(
+    script: Path,
+    source: str,
+    argv: list[str],
+    max_steps: int | None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Outcome:
     """Run ``source`` as ``script`` (same name, same argv) under diagnose in a subprocess."""
     with tempfile.TemporaryDirectory(prefix="diagnose-verify-") as tmp:
         copy = Path(tmp) / script.name
         copy.write_text(source, encoding="utf-8")
         report_path = Path(tmp) / "report.json"
-        command = [sys.executable, "-m", "diagnose", "run", "--format", "json",
-                   "--report", str(report_path)]
+        command = [
+            sys.executable,
+            "-m",
+            "diagnose",
+            "run",
+            "--format",
+            "json",
+            "--report",
+            str(report_path),
+        ]
         if max_steps is not None:
             command += ["--max-steps", str(max_steps)]
         command += [str(copy), *argv]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                                  env=_env(script), stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=_env(script),
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
-            return Outcome(None, f"not verified: the patched run was still going after "
-                                 f"{timeout:g}s")
+            return Outcome(
+                None, f"not verified: the patched run was still going after {timeout:g}s"
+            )
         if not report_path.exists():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             return Outcome(None, f"patched run could not be checked: {last}")
@@ -104,14 +128,26 @@ def _judge(data: dict, max_steps: int | None) -> Outcome:
     if status == "clean":
         return Outcome(True, f"patched run stayed finite for {steps}")
     event = data.get("event") or {}
-    where = ", ".join(str(x) for x in (
-        event.get("phase"), event.get("module"),
-        None if event.get("step") is None else f"step {event['step']}") if x)
+    where = ", ".join(
+        str(x)
+        for x in (
+            event.get("phase"),
+            event.get("module"),
+            None if event.get("step") is None else f"step {event['step']}",
+        )
+        if x
+    )
     if status == "nonfinite":
-        return Outcome(False, f"patched run still produced {event.get('value') or 'nan/inf'}"
-                              + (f" ({where})" if where else ""))
-    return Outcome(False, f"patched run raised {event.get('exception_type') or 'an error'}: "
-                          f"{event.get('message', '')}"[:200])
+        return Outcome(
+            False,
+            f"patched run still produced {event.get('value') or 'nan/inf'}"
+            + (f" ({where})" if where else ""),
+        )
+    return Outcome(
+        False,
+        f"patched run raised {event.get('exception_type') or 'an error'}: "
+        f"{event.get('message', '')}"[:200],
+    )
 
 
 def _env(script: Path) -> dict[str, str]:
@@ -119,8 +155,11 @@ def _env(script: Path) -> dict[str, str]:
     package_root = Path(__file__).resolve().parent.parent
     extra = [str(script.resolve().parent), str(package_root)]
     current = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([*extra, *([current] if current else [])]),
-            "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([*extra, *([current] if current else [])]),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def _note(fix: Fix, note: str) -> None:

@@ -17,8 +17,14 @@ VOCAB = 64
 
 torch.manual_seed(12)
 config = GPT2Config(
-    vocab_size=VOCAB, n_positions=MAX_LEN, n_embd=32, n_layer=2, n_head=2,
-    resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+    vocab_size=VOCAB,
+    n_positions=MAX_LEN,
+    n_embd=32,
+    n_layer=2,
+    n_head=2,
+    resid_pdrop=0.0,
+    embd_pdrop=0.0,
+    attn_pdrop=0.0,
 )
 model = GPT2LMHeadModel(config)
 optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4)

@@ -28,7 +28,7 @@ labels = torch.randint(0, 4, (64,))
 for step in range(20):
     optimizer.zero_grad()
     e = embedding(tokens)
-    norm = (e ** 2).sum(-1, keepdim=True).sqrt()
+    norm = (e**2).sum(-1, keepdim=True).sqrt()
     e = e / norm.clamp_min(1e-6)
     logits = head(e.mean(dim=1))
     loss = F.cross_entropy(logits, labels)

@@ -68,7 +68,9 @@ def test_record_shape_follows_the_upstream_format(name: str, record: dict) -> No
     assert sha is None or re.fullmatch(r"[0-9a-f]{40}", sha)
     url = record["githubUrl"]
     if url is not None:
-        assert url.startswith(f"https://github.com/{record['repo']}/blob/{sha}/{record['filePath']}")
+        assert url.startswith(
+            f"https://github.com/{record['repo']}/blob/{sha}/{record['filePath']}"
+        )
     start, line, end = record["sourceCodeStart"], record["lineNumber"], record["sourceCodeEnd"]
     if None not in (start, line, end):
         assert start <= line <= end
@@ -86,8 +88,11 @@ def test_pattern_compiles_is_linear_and_matches_its_own_message(name: str, recor
 
 @pytest.mark.parametrize(("name", "record"), RECORDS, ids=[n for n, _ in RECORDS])
 def test_pattern_matches_no_other_records_message(name: str, record: dict) -> None:
-    others = [r["slug"] for _, r in RECORDS
-              if r is not record and re.search(record["messagePattern"], r["errorMessage"])]
+    others = [
+        r["slug"]
+        for _, r in RECORDS
+        if r is not record and re.search(record["messagePattern"], r["errorMessage"])
+    ]
     assert others == []
 
 

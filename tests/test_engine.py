@@ -43,7 +43,9 @@ def make_report(
 def steps(**series: list[Any]) -> list[dict[str, Any]]:
     """History rows from parallel series: steps(loss=[...], grad_norm=[...])."""
     length = max(len(v) for v in series.values())
-    return [{"step": i, **{k: v[i] for k, v in series.items() if i < len(v)}} for i in range(length)]
+    return [
+        {"step": i, **{k: v[i] for k, v in series.items() if i < len(v)}} for i in range(length)
+    ]
 
 
 def fix_ids(report: Report) -> list[str]:
@@ -64,15 +66,28 @@ def fp16_overflow_run() -> Report:
     acts = [900.0, 2.1e3, 5.5e3, 1.2e4, 2.6e4, 4.1e4, 6.3e4]
     return make_report(
         event={
-            "kind": "nonfinite", "phase": "forward", "step": 7, "module": "h.3.mlp.c_proj",
-            "module_type": "Linear", "op": "addmm", "dtype": "torch.float16", "value": "inf",
+            "kind": "nonfinite",
+            "phase": "forward",
+            "step": 7,
+            "module": "h.3.mlp.c_proj",
+            "module_type": "Linear",
+            "op": "addmm",
+            "dtype": "torch.float16",
+            "value": "inf",
             "message": "inf in the output of h.3.mlp.c_proj (Linear)",
-            "op_inputs": [{"name": "input[0]", "dtype": "float16", "abs_min": 0.0, "abs_max": 310.0}],
+            "op_inputs": [
+                {"name": "input[0]", "dtype": "float16", "abs_min": 0.0, "abs_max": 310.0}
+            ],
         },
         frames=[
-            {"index": i, "step": 6, "phase": "forward", "module": f"h.{i}.mlp.c_proj",
-             "module_type": "Linear",
-             "outputs": [{"name": "output", "dtype": "float16", "abs_max": a}]}
+            {
+                "index": i,
+                "step": 6,
+                "phase": "forward",
+                "module": f"h.{i}.mlp.c_proj",
+                "module_type": "Linear",
+                "outputs": [{"name": "output", "dtype": "float16", "abs_max": a}],
+            }
             for i, a in enumerate([3.1e4, 4.4e4, 6.3e4])
         ],
         history=steps(
@@ -81,8 +96,13 @@ def fp16_overflow_run() -> Report:
             max_activation=acts,
             loss_scale=[65536.0] * 7,
         ),
-        config={"precision": "fp16-autocast", "optimizer": "AdamW", "lr": 3e-4,
-                "grad_clip": None, "grad_scaler": True},
+        config={
+            "precision": "fp16-autocast",
+            "optimizer": "AdamW",
+            "lr": 3e-4,
+            "grad_clip": None,
+            "grad_scaler": True,
+        },
     )
 
 
@@ -90,12 +110,19 @@ def log_zero_run() -> Report:
     """A hand-written cross-entropy, log(softmax(x)), with an SGD lr somewhat high."""
     return make_report(
         event={
-            "kind": "nonfinite", "phase": "loss", "step": 41, "op": "log", "dtype": "float32",
-            "value": "-inf", "message": "-inf from torch.log at train.py:31",
+            "kind": "nonfinite",
+            "phase": "loss",
+            "step": 41,
+            "op": "log",
+            "dtype": "float32",
+            "value": "-inf",
+            "message": "-inf from torch.log at train.py:31",
             "location": {"file": "train.py", "line": 31},
             "op_inputs": [{"name": "input[0]", "dtype": "float32", "abs_min": 0.0, "abs_max": 1.0}],
         },
-        history=steps(loss=[2.3, 1.9, 1.7, 2.4, 3.9, 7.7], grad_norm=[3.0, 2.0, 2.5, 4.0, 6.0, 11.0]),
+        history=steps(
+            loss=[2.3, 1.9, 1.7, 2.4, 3.9, 7.7], grad_norm=[3.0, 2.0, 2.5, 4.0, 6.0, 11.0]
+        ),
         config={"precision": "fp32", "optimizer": "SGD", "lr": 0.5, "grad_clip": None},
     )
 
@@ -103,11 +130,20 @@ def log_zero_run() -> Report:
 def nan_in_data_run() -> Report:
     return make_report(
         event={
-            "kind": "nonfinite", "phase": "input", "step": 12, "value": "nan",
-            "message": "nan in the input batch (batch[0])", "sample_indices": [113, 870],
-            "op_inputs": [{"name": "batch[0]", "dtype": "float32", "abs_max": float("nan"), "nan": 3}],
+            "kind": "nonfinite",
+            "phase": "input",
+            "step": 12,
+            "value": "nan",
+            "message": "nan in the input batch (batch[0])",
+            "sample_indices": [113, 870],
+            "op_inputs": [
+                {"name": "batch[0]", "dtype": "float32", "abs_max": float("nan"), "nan": 3}
+            ],
         },
-        history=steps(loss=[0.9, 0.7, 0.6, 0.55, 0.5, 0.48, 0.46], grad_norm=[2.0, 1.5, 1.2, 1.1, 1.0, 0.9, 0.9]),
+        history=steps(
+            loss=[0.9, 0.7, 0.6, 0.55, 0.5, 0.48, 0.46],
+            grad_norm=[2.0, 1.5, 1.2, 1.1, 1.0, 0.9, 0.9],
+        ),
         config={"precision": "fp32", "optimizer": "Adam", "lr": 1e-3, "grad_clip": None},
     )
 
@@ -115,9 +151,17 @@ def nan_in_data_run() -> Report:
 def lr_too_high_run() -> Report:
     """Adam at lr=1: loss and gradient norm grow every step until the forward pass overflows."""
     return make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 6, "module": "fc2",
-               "module_type": "Linear", "op": "addmm", "dtype": "float32", "value": "inf",
-               "message": "inf in fc2"},
+        event={
+            "kind": "nonfinite",
+            "phase": "forward",
+            "step": 6,
+            "module": "fc2",
+            "module_type": "Linear",
+            "op": "addmm",
+            "dtype": "float32",
+            "value": "inf",
+            "message": "inf in fc2",
+        },
         history=steps(
             loss=[2.3, 2.6, 9.5, 140.0, 8.1e3, 2.2e6],
             grad_norm=[1.1, 3.0, 40.0, 900.0, 3.1e4, 2.5e6],
@@ -165,42 +209,85 @@ def test_lr_too_high_ranks_lower_lr_first_then_clipping_and_warmup():
 
 
 def test_adam_eps_in_pure_fp16_ranks_raise_eps_first():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "optimizer", "step": 3, "dtype": "float16",
-               "value": "nan", "message": "nan in weight fc.weight after optimizer.step()"},
-        history=steps(loss=[0.7, 0.69, 0.69]),
-        config={"precision": "fp16", "optimizer": "Adam", "lr": 1e-3,
-                "param_groups": [{"lr": 1e-3, "eps": 1e-8, "betas": [0.9, 0.999]}]},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "optimizer",
+                "step": 3,
+                "dtype": "float16",
+                "value": "nan",
+                "message": "nan in weight fc.weight after optimizer.step()",
+            },
+            history=steps(loss=[0.7, 0.69, 0.69]),
+            config={
+                "precision": "fp16",
+                "optimizer": "Adam",
+                "lr": 1e-3,
+                "param_groups": [{"lr": 1e-3, "eps": 1e-8, "betas": [0.9, 0.999]}],
+            },
+        )
+    )
     assert fix_ids(report)[0] == "raise-adam-eps"
     assert "eps=1e-8 is 0 in fp16" in report.fixes[0].evidence[0]
 
 
 def test_clipping_before_unscale_ranks_unscale_first():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 30, "module": "encoder.0",
-               "module_type": "Linear", "dtype": "float16", "value": "inf", "message": "inf"},
-        history=steps(loss=[1.0] * 6, loss_scale=[65536.0] * 6),
-        config={"precision": "fp16-autocast", "optimizer": "AdamW", "lr": 1e-4,
-                "grad_clip": {"kind": "norm", "max": 1.0}, "grad_scaler": True,
-                "clip_after_unscale": False},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "forward",
+                "step": 30,
+                "module": "encoder.0",
+                "module_type": "Linear",
+                "dtype": "float16",
+                "value": "inf",
+                "message": "inf",
+            },
+            history=steps(loss=[1.0] * 6, loss_scale=[65536.0] * 6),
+            config={
+                "precision": "fp16-autocast",
+                "optimizer": "AdamW",
+                "lr": 1e-4,
+                "grad_clip": {"kind": "norm", "max": 1.0},
+                "grad_scaler": True,
+                "clip_after_unscale": False,
+            },
+        )
+    )
     assert fix_ids(report)[0] == "unscale-before-clipping"
 
 
 def test_cross_entropy_over_ignored_targets_ranks_guard_first():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "loss", "step": 88, "module": "loss_fn",
-               "module_type": "CrossEntropyLoss", "op": "nll_loss", "dtype": "float32",
-               "value": "nan", "message": "nan from cross_entropy",
-               "op_inputs": [
-                   {"name": "input", "dtype": "float32", "abs_min": 0.01, "abs_max": 7.5},
-                   {"name": "target", "dtype": "int64", "min": -100, "max": -100,
-                    "abs_min": 100.0, "abs_max": 100.0},
-               ]},
-        history=steps(loss=[3.2, 3.1, 3.0, 2.9]),
-        config={"precision": "fp32", "optimizer": "AdamW", "lr": 5e-5},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "loss",
+                "step": 88,
+                "module": "loss_fn",
+                "module_type": "CrossEntropyLoss",
+                "op": "nll_loss",
+                "dtype": "float32",
+                "value": "nan",
+                "message": "nan from cross_entropy",
+                "op_inputs": [
+                    {"name": "input", "dtype": "float32", "abs_min": 0.01, "abs_max": 7.5},
+                    {
+                        "name": "target",
+                        "dtype": "int64",
+                        "min": -100,
+                        "max": -100,
+                        "abs_min": 100.0,
+                        "abs_max": 100.0,
+                    },
+                ],
+            },
+            history=steps(loss=[3.2, 3.1, 3.0, 2.9]),
+            config={"precision": "fp32", "optimizer": "AdamW", "lr": 5e-5},
+        )
+    )
     assert fix_ids(report) == ["guard-ignored-targets"]
     assert report.facts["targets.all_ignored"] is True
 
@@ -208,60 +295,141 @@ def test_cross_entropy_over_ignored_targets_ranks_guard_first():
 @pytest.mark.parametrize(
     ("event", "expected"),
     [
-        ({"op": "SqrtBackward0", "phase": "backward", "value": "nan",
-          "op_inputs": [{"name": "input[0]", "abs_min": 0.0, "abs_max": 4.0}]}, "guard-sqrt"),
-        ({"op": "div", "phase": "forward", "value": "inf",
-          "op_inputs": [{"name": "input[0]", "abs_min": 0.5, "abs_max": 3.0},
-                        {"name": "other", "abs_min": 0.0, "abs_max": 9.0}]}, "guard-division"),
-        ({"op": "exp", "phase": "forward", "value": "inf", "dtype": "float32",
-          "op_inputs": [{"name": "input[0]", "abs_min": 0.1, "abs_max": 95.0}]}, "stabilize-exp"),
-        ({"op": "pow", "phase": "forward", "value": "nan",
-          "op_inputs": [{"name": "input[0]", "min": -3.0, "max": 2.0, "abs_max": 3.0}]}, "guard-pow"),
-        ({"op": "aten::log.default", "phase": "forward", "value": "nan",
-          "op_inputs": [{"name": "input[0]", "min": -0.2, "max": 5.0}]}, "stabilize-log"),
+        (
+            {
+                "op": "SqrtBackward0",
+                "phase": "backward",
+                "value": "nan",
+                "op_inputs": [{"name": "input[0]", "abs_min": 0.0, "abs_max": 4.0}],
+            },
+            "guard-sqrt",
+        ),
+        (
+            {
+                "op": "div",
+                "phase": "forward",
+                "value": "inf",
+                "op_inputs": [
+                    {"name": "input[0]", "abs_min": 0.5, "abs_max": 3.0},
+                    {"name": "other", "abs_min": 0.0, "abs_max": 9.0},
+                ],
+            },
+            "guard-division",
+        ),
+        (
+            {
+                "op": "exp",
+                "phase": "forward",
+                "value": "inf",
+                "dtype": "float32",
+                "op_inputs": [{"name": "input[0]", "abs_min": 0.1, "abs_max": 95.0}],
+            },
+            "stabilize-exp",
+        ),
+        (
+            {
+                "op": "pow",
+                "phase": "forward",
+                "value": "nan",
+                "op_inputs": [{"name": "input[0]", "min": -3.0, "max": 2.0, "abs_max": 3.0}],
+            },
+            "guard-pow",
+        ),
+        (
+            {
+                "op": "aten::log.default",
+                "phase": "forward",
+                "value": "nan",
+                "op_inputs": [{"name": "input[0]", "min": -0.2, "max": 5.0}],
+            },
+            "stabilize-log",
+        ),
     ],
 )
 def test_op_level_causes_rank_their_guard_first(event, expected):
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "step": 20, "message": "x", **event},
-        history=steps(loss=[1.0, 1.1, 1.3, 2.0, 3.5]),
-        config={"precision": "fp32", "optimizer": "Adam", "lr": 3e-2},  # 30x usual, no clipping
-    ))
+    report = analyze(
+        make_report(
+            event={"kind": "nonfinite", "step": 20, "message": "x", **event},
+            history=steps(loss=[1.0, 1.1, 1.3, 2.0, 3.5]),
+            config={"precision": "fp32", "optimizer": "Adam", "lr": 3e-2},  # 30x usual, no clipping
+        )
+    )
     assert fix_ids(report)[0] == expected
 
 
 def test_exp_overflow_in_fp16_ranks_stable_exp_above_bf16():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 5, "op": "exp", "dtype": "float16",
-               "value": "inf", "message": "inf",
-               "op_inputs": [{"name": "input[0]", "dtype": "float16", "abs_max": 14.0}]},
-        config={"precision": "fp16-autocast", "grad_scaler": True},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "forward",
+                "step": 5,
+                "op": "exp",
+                "dtype": "float16",
+                "value": "inf",
+                "message": "inf",
+                "op_inputs": [{"name": "input[0]", "dtype": "float16", "abs_max": 14.0}],
+            },
+            config={"precision": "fp16-autocast", "grad_scaler": True},
+        )
+    )
     assert above(report, "stabilize-exp", "use-bf16")
 
 
 def test_huge_initial_weights_rank_fix_initialization_and_do_not_blame_the_lr():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 0, "module": "net.2",
-               "module_type": "Linear", "dtype": "float32", "value": "inf", "message": "inf"},
-        frames=[{"index": 0, "step": 0, "phase": "forward", "module": "net.0",
-                 "weights": [{"name": "weight", "dtype": "float32", "abs_max": 3.0e5}],
-                 "outputs": [{"name": "output", "dtype": "float32", "abs_max": 2.0e30}]}],
-        config={"precision": "fp32", "optimizer": "SGD", "lr": 10.0},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "forward",
+                "step": 0,
+                "module": "net.2",
+                "module_type": "Linear",
+                "dtype": "float32",
+                "value": "inf",
+                "message": "inf",
+            },
+            frames=[
+                {
+                    "index": 0,
+                    "step": 0,
+                    "phase": "forward",
+                    "module": "net.0",
+                    "weights": [{"name": "weight", "dtype": "float32", "abs_max": 3.0e5}],
+                    "outputs": [{"name": "output", "dtype": "float32", "abs_max": 2.0e30}],
+                }
+            ],
+            config={"precision": "fp32", "optimizer": "SGD", "lr": 10.0},
+        )
+    )
     assert fix_ids(report)[0] == "fix-initialization"
     assert "lower-learning-rate" not in fix_ids(report)
 
 
 def test_collapsing_loss_scale_points_at_the_precision():
     scales = [65536.0 / 2**i for i in range(20)]
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 20, "dtype": "float16",
-               "value": "inf", "message": "inf in attn"},
-        history=[{"step": i, "loss": 2.0, "loss_scale": s, "skipped": i > 2}
-                 for i, s in enumerate(scales)],
-        config={"precision": "fp16-autocast", "optimizer": "AdamW", "lr": 1e-4, "grad_scaler": True},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "forward",
+                "step": 20,
+                "dtype": "float16",
+                "value": "inf",
+                "message": "inf in attn",
+            },
+            history=[
+                {"step": i, "loss": 2.0, "loss_scale": s, "skipped": i > 2}
+                for i, s in enumerate(scales)
+            ],
+            config={
+                "precision": "fp16-autocast",
+                "optimizer": "AdamW",
+                "lr": 1e-4,
+                "grad_scaler": True,
+            },
+        )
+    )
     assert fix_ids(report)[0] == "use-bf16"
     assert "loss-scale-collapse" in report.fixes[0].rules
 
@@ -270,27 +438,41 @@ def test_collapsing_loss_scale_points_at_the_precision():
 
 
 def test_clean_report_has_no_symptoms_and_no_fixes():
-    report = analyze(make_report(
-        history=steps(loss=[2.0, 1.5, 1.2], grad_norm=[1.0, 0.8, 0.7]),
-        config={"precision": "fp16", "optimizer": "Adam", "lr": 10.0},
-    ))
+    report = analyze(
+        make_report(
+            history=steps(loss=[2.0, 1.5, 1.2], grad_norm=[1.0, 0.8, 0.7]),
+            config={"precision": "fp16", "optimizer": "Adam", "lr": 10.0},
+        )
+    )
     assert report.fixes == [] and report.symptoms == []
     assert report.facts["status"] == "clean"
 
 
 def test_exception_report_gets_no_fix_from_the_built_in_rules():
-    report = analyze(make_report(event={
-        "kind": "exception", "exception_type": "RuntimeError",
-        "message": "mat1 and mat2 shapes cannot be multiplied (4x3 and 5x2)"},
-        config={"optimizer": "Adam", "lr": 5.0}))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "exception",
+                "exception_type": "RuntimeError",
+                "message": "mat1 and mat2 shapes cannot be multiplied (4x3 and 5x2)",
+            },
+            config={"optimizer": "Adam", "lr": 5.0},
+        )
+    )
     assert report.fixes == []
     assert [s.id for s in report.symptoms] == ["script-exception"]
 
 
 def test_autograd_anomaly_error_is_read_for_the_op_it_names():
-    report = analyze(make_report(event={
-        "kind": "exception", "exception_type": "RuntimeError",
-        "message": "Function 'LogBackward0' returned nan values in its 0th output."}))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "exception",
+                "exception_type": "RuntimeError",
+                "message": "Function 'LogBackward0' returned nan values in its 0th output.",
+            }
+        )
+    )
     assert fix_ids(report) == ["stabilize-log"]
 
 
@@ -361,16 +543,44 @@ def test_analyze_returns_a_copy_and_keeps_existing_warnings():
 
 def test_odd_evidence_never_raises():
     weird = make_report(
-        event={"kind": "nonfinite", "phase": None, "step": None, "op": "", "dtype": "weird",
-               "value": "NaN+INF", "message": "", "op_inputs": [
-                   {"name": "x", "abs_min": float("nan"), "abs_max": float("inf"), "min": "oops"},
-                   {"name": "target", "abs_min": None, "zeros": "many"}]},
-        frames=[{"index": 0, "outputs": [{"name": "o", "dtype": None, "abs_max": 1e300}],
-                 "weights": [{"name": "w", "abs_max": float("-inf")}]}],
-        history=[{"step": 0, "loss": float("nan"), "grad_norm": float("inf"), "loss_scale": 0.0,
-                  "weight_norm": "x", "update_ratio": None}],
-        config={"precision": "fp16", "optimizer": "", "lr": float("nan"), "param_groups": "no",
-                "loss_fn": ["?"], "lr_scheduler": {"name": 1}},
+        event={
+            "kind": "nonfinite",
+            "phase": None,
+            "step": None,
+            "op": "",
+            "dtype": "weird",
+            "value": "NaN+INF",
+            "message": "",
+            "op_inputs": [
+                {"name": "x", "abs_min": float("nan"), "abs_max": float("inf"), "min": "oops"},
+                {"name": "target", "abs_min": None, "zeros": "many"},
+            ],
+        },
+        frames=[
+            {
+                "index": 0,
+                "outputs": [{"name": "o", "dtype": None, "abs_max": 1e300}],
+                "weights": [{"name": "w", "abs_max": float("-inf")}],
+            }
+        ],
+        history=[
+            {
+                "step": 0,
+                "loss": float("nan"),
+                "grad_norm": float("inf"),
+                "loss_scale": 0.0,
+                "weight_norm": "x",
+                "update_ratio": None,
+            }
+        ],
+        config={
+            "precision": "fp16",
+            "optimizer": "",
+            "lr": float("nan"),
+            "param_groups": "no",
+            "loss_fn": ["?"],
+            "lr_scheduler": {"name": 1},
+        },
     )
     report = analyze(weird)
     assert report.to_json()
@@ -383,39 +593,71 @@ def test_odd_evidence_never_raises():
 
 def test_a_spike_after_steady_steps_is_an_exploding_gradient_not_the_lr():
     """A ReLU RNN at lr=1e-3: flat loss, then one step multiplies it by 1e32."""
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 10, "module": "head",
-               "module_type": "Linear", "op": "linear", "dtype": "float32", "value": "inf+-inf",
-               "message": "inf in head"},
-        history=steps(loss=[1.0735, 1.0731, 1.0733, 1.0741, 1.0752, 1.0761, 1.0770, 1.08e32],
-                      grad_norm=[0.17, 0.21, 0.20, 0.23, 0.19, 0.20, 0.17, float("nan")]),
-        config={"precision": "fp32", "optimizer": "SGD", "lr": 1e-3},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "forward",
+                "step": 10,
+                "module": "head",
+                "module_type": "Linear",
+                "op": "linear",
+                "dtype": "float32",
+                "value": "inf+-inf",
+                "message": "inf in head",
+            },
+            history=steps(
+                loss=[1.0735, 1.0731, 1.0733, 1.0741, 1.0752, 1.0761, 1.0770, 1.08e32],
+                grad_norm=[0.17, 0.21, 0.20, 0.23, 0.19, 0.20, 0.17, float("nan")],
+            ),
+            config={"precision": "fp32", "optimizer": "SGD", "lr": 1e-3},
+        )
+    )
     assert fix_ids(report)[0] == "enable-grad-clipping"
     assert "lr-too-high" not in [s.id for s in report.symptoms]
 
 
 def test_steady_divergence_at_an_ordinary_lr_still_blames_the_lr_first():
     """SGD at 0.02 on unnormalised inputs: loss and grad norm grow every step."""
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "loss", "step": 11, "dtype": "float32",
-               "value": "inf", "message": "loss is inf from finite model outputs"},
-        history=steps(loss=[102.7, 180.5, 186.9, 308.8, 2322.5, 3203.8, 2.4e6, 4.0e14],
-                      grad_norm=[167.0, 235.0, 209.0, 486.0, 1281.0, 2716.0, 2.8e5, 5.0e11]),
-        config={"precision": "fp32", "optimizer": "SGD", "lr": 0.02},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "loss",
+                "step": 11,
+                "dtype": "float32",
+                "value": "inf",
+                "message": "loss is inf from finite model outputs",
+            },
+            history=steps(
+                loss=[102.7, 180.5, 186.9, 308.8, 2322.5, 3203.8, 2.4e6, 4.0e14],
+                grad_norm=[167.0, 235.0, 209.0, 486.0, 1281.0, 2716.0, 2.8e5, 5.0e11],
+            ),
+            config={"precision": "fp32", "optimizer": "SGD", "lr": 0.02},
+        )
+    )
     assert fix_ids(report)[:2] == ["lower-learning-rate", "enable-grad-clipping"]
 
 
 def test_fp16_sum_in_the_loss_ranks_fp32_first():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "loss", "step": 0, "op": "sum", "dtype": "float16",
-               "value": "inf", "message": "sum received min |x| = 0, max |x| = 21.6",
-               "details": ["sum received min |x| = 0, max |x| = 21.6 and returned inf"],
-               "op_inputs": [{"name": "input[0]", "dtype": "float16", "abs_min": 0.01,
-                              "abs_max": 21.6}]},
-        config={"precision": "fp16", "optimizer": "Adam", "lr": 1e-5},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "loss",
+                "step": 0,
+                "op": "sum",
+                "dtype": "float16",
+                "value": "inf",
+                "message": "sum received min |x| = 0, max |x| = 21.6",
+                "details": ["sum received min |x| = 0, max |x| = 21.6 and returned inf"],
+                "op_inputs": [
+                    {"name": "input[0]", "dtype": "float16", "abs_min": 0.01, "abs_max": 21.6}
+                ],
+            },
+            config={"precision": "fp16", "optimizer": "Adam", "lr": 1e-5},
+        )
+    )
     assert fix_ids(report)[:2] == ["upcast-to-fp32", "use-bf16"]
     # the optimizer has not run yet: its eps cannot be the cause
     assert "raise-adam-eps" not in fix_ids(report)
@@ -423,26 +665,48 @@ def test_fp16_sum_in_the_loss_ranks_fp32_first():
 
 def test_the_tracer_detail_line_reveals_zeros_that_abs_min_leaves_out():
     """TensorStats.abs_min is the smallest non-zero |x|; the detail line has the true minimum."""
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "forward", "step": 0, "op": "div", "value": "nan",
-               "message": "div", "details": [
-                   "div received min |x| = 0, max |x| = 3; min |x| = 0, max |x| = 2.5 "
-                   "and returned nan"],
-               "op_inputs": [{"name": "input[0]", "abs_min": 0.02, "abs_max": 3.0},
-                             {"name": "input[1]", "abs_min": 0.5, "abs_max": 2.5}]},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "forward",
+                "step": 0,
+                "op": "div",
+                "value": "nan",
+                "message": "div",
+                "details": [
+                    "div received min |x| = 0, max |x| = 3; min |x| = 0, max |x| = 2.5 "
+                    "and returned nan"
+                ],
+                "op_inputs": [
+                    {"name": "input[0]", "abs_min": 0.02, "abs_max": 3.0},
+                    {"name": "input[1]", "abs_min": 0.5, "abs_max": 2.5},
+                ],
+            },
+        )
+    )
     assert report.facts["op_input.divisor_has_zero"] is True
     assert report.symptoms[0].confidence == 0.95
     assert fix_ids(report) == ["guard-division"]
 
 
 def test_a_non_finite_input_of_the_loss_op_means_bad_targets():
-    report = analyze(make_report(
-        event={"kind": "nonfinite", "phase": "loss", "step": 3, "op": "mse_loss", "value": "nan",
-               "message": "loss", "op_inputs": [
-                   {"name": "input[0]", "abs_max": 2.0},
-                   {"name": "input[1]", "abs_max": float("nan"), "nan": 1}]},
-    ))
+    report = analyze(
+        make_report(
+            event={
+                "kind": "nonfinite",
+                "phase": "loss",
+                "step": 3,
+                "op": "mse_loss",
+                "value": "nan",
+                "message": "loss",
+                "op_inputs": [
+                    {"name": "input[0]", "abs_max": 2.0},
+                    {"name": "input[1]", "abs_max": float("nan"), "nan": 1},
+                ],
+            },
+        )
+    )
     assert fix_ids(report) == ["sanitize-inputs"]
     assert report.fixes[0].rules == ["nonfinite-targets"]
 
@@ -477,7 +741,9 @@ def _analyze_in_subprocess(rules: Path) -> list[str]:
 
     done = subprocess.run(
         [sys.executable, "-c", BOUNDED_ANALYZE, str(rules)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
@@ -492,10 +758,13 @@ def test_a_backtracking_matches_pattern_cannot_hang_the_engine(tmp_path: Path, p
     out = _analyze_in_subprocess(tmp_path)
     assert "fixes: ['upcast-to-fp32']" in out  # the other rule still fires, the evil one not
     named = [line for line in out if "time bound" in line]
-    assert named in ([], [
-        f"rules: {tmp_path / 'evil.yaml'}: rule evil: a `matches` test ran past its time bound "
-        "on event.message; counted as no match"
-    ])
+    assert named in (
+        [],
+        [
+            f"rules: {tmp_path / 'evil.yaml'}: rule evil: a `matches` test ran past its time bound "
+            "on event.message; counted as no match"
+        ],
+    )
 
 
 def test_a_matches_pattern_that_runs_out_of_time_is_named_with_its_file(tmp_path: Path):

@@ -50,9 +50,18 @@ def test_ops_are_normalised_into_hazard_families(op, base, family):
 
 
 def test_event_facts():
-    f = facts_of(event={"phase": "backward", "step": 4, "op": "SqrtBackward0", "dtype": "torch.float16",
-                        "value": "nan", "module": "head", "module_type": "Linear",
-                        "location": {"file": "train.py", "line": 12}})
+    f = facts_of(
+        event={
+            "phase": "backward",
+            "step": 4,
+            "op": "SqrtBackward0",
+            "dtype": "torch.float16",
+            "value": "nan",
+            "module": "head",
+            "module_type": "Linear",
+            "location": {"file": "train.py", "line": 12},
+        }
+    )
     assert f["event.phase"] == "backward" and f["event.step"] == 4
     assert f["event.op_base"] == "sqrt" and f["event.op_family"] == "sqrt"
     assert f["event.in_backward"] is True
@@ -62,9 +71,15 @@ def test_event_facts():
 
 
 def test_op_input_statistics_say_zero_and_negative_only_when_known():
-    f = facts_of(event={"op": "div", "op_inputs": [
-        {"name": "input[0]", "abs_min": 0.5, "abs_max": 2.0, "min": -2.0, "max": 1.0},
-        {"name": "other", "abs_min": 0.0, "abs_max": 3.0}]})
+    f = facts_of(
+        event={
+            "op": "div",
+            "op_inputs": [
+                {"name": "input[0]", "abs_min": 0.5, "abs_max": 2.0, "min": -2.0, "max": 1.0},
+                {"name": "other", "abs_min": 0.0, "abs_max": 3.0},
+            ],
+        }
+    )
     assert f["op_input.min_abs"] == 0.0 and f["op_input.max_abs"] == 3.0
     assert f["op_input.has_zero"] is True and f["op_input.divisor_has_zero"] is True
     assert f["op_input.has_negative"] is True and f["op_input.min"] == -2.0
@@ -88,21 +103,29 @@ def test_lr_against_the_usual_lr_for_the_optimizer():
 
 def test_adam_eps_rounds_to_zero_in_fp16_only():
     assert round_to_fp16(1e-8) == 0.0 and round_to_fp16(1e-4) > 0
-    pure = facts_of(config={"precision": "fp16", "optimizer": "Adam",
-                            "param_groups": [{"eps": 1e-8}]})
+    pure = facts_of(
+        config={"precision": "fp16", "optimizer": "Adam", "param_groups": [{"eps": 1e-8}]}
+    )
     assert pure["adam.eps_underflows"] is True and pure["adam.eps_known"] is True
     assert pure["adam.eps_in_fp16"] == 0.0
     default = facts_of(config={"precision": "fp16", "optimizer": "Adam"})
     assert default["adam.eps"] == 1e-8 and default["adam.eps_known"] is False
     autocast = facts_of(config={"precision": "fp16-autocast", "optimizer": "Adam"})
     assert autocast["adam.eps_underflows"] is False  # fp32 master weights
-    raised = facts_of(config={"precision": "fp16", "optimizer": "Adam", "param_groups": [{"eps": 1e-4}]})
+    raised = facts_of(
+        config={"precision": "fp16", "optimizer": "Adam", "param_groups": [{"eps": 1e-4}]}
+    )
     assert raised["adam.eps_underflows"] is False
 
 
 def test_clipping_and_scaler_facts():
-    f = facts_of(config={"grad_scaler": True, "grad_clip": {"kind": "norm", "max": 1.0},
-                         "clip_after_unscale": False})
+    f = facts_of(
+        config={
+            "grad_scaler": True,
+            "grad_clip": {"kind": "norm", "max": 1.0},
+            "clip_after_unscale": False,
+        }
+    )
     assert f["grad_clip.enabled"] is True and f["grad_clip.max"] == 1.0
     assert f["scaler.clip_before_unscale"] is True
     assert facts_of(config={})["grad_clip.enabled"] is False
@@ -110,9 +133,16 @@ def test_clipping_and_scaler_facts():
 
 
 def test_trends_over_the_last_steps():
-    history = [{"step": i, "loss": v, "grad_norm": g}
-               for i, (v, g) in enumerate(zip([5.0, 1.0, 1.2, 2.0, 4.0, 8.0, 16.0],
-                                              [1.0, 1.0, 2.0, 4.0, 8.0, 16.0, float("inf")], strict=True))]
+    history = [
+        {"step": i, "loss": v, "grad_norm": g}
+        for i, (v, g) in enumerate(
+            zip(
+                [5.0, 1.0, 1.2, 2.0, 4.0, 8.0, 16.0],
+                [1.0, 1.0, 2.0, 4.0, 8.0, 16.0, float("inf")],
+                strict=True,
+            )
+        )
+    ]
     f = facts_of(history=history)
     assert f["history.steps"] == 7
     assert f["loss_trend"] == pytest.approx(16.0)  # window of 6: 1.0 -> 16.0
@@ -133,9 +163,20 @@ def test_largest_activation_against_its_dtype_limit():
     f = facts_of(
         event={"step": 9, "phase": "forward"},
         config={"precision": "fp16-autocast"},
-        frames=[{"index": 0, "step": 7, "module": "mlp",
-                 "outputs": [{"name": "output", "dtype": "float16", "abs_max": 63500.0}]},
-                {"index": 1, "step": 8, "module": "ln", "outputs": [{"name": "output", "dtype": "float32", "abs_max": 1e5}]}],
+        frames=[
+            {
+                "index": 0,
+                "step": 7,
+                "module": "mlp",
+                "outputs": [{"name": "output", "dtype": "float16", "abs_max": 63500.0}],
+            },
+            {
+                "index": 1,
+                "step": 8,
+                "module": "ln",
+                "outputs": [{"name": "output", "dtype": "float32", "abs_max": 1e5}],
+            },
+        ],
     )
     assert f["dtype.max_abs_ratio"] == pytest.approx(63500 / 65504)
     assert f["activation.module"] == "mlp" and f["activation.dtype"] == "float16"
@@ -144,8 +185,10 @@ def test_largest_activation_against_its_dtype_limit():
 
 
 def test_weights_at_start():
-    f = facts_of(event={"step": 0, "phase": "forward"},
-                 frames=[{"index": 0, "weights": [{"name": "weight", "abs_max": float("inf")}]}])
+    f = facts_of(
+        event={"step": 0, "phase": "forward"},
+        frames=[{"index": 0, "weights": [{"name": "weight", "abs_max": float("inf")}]}],
+    )
     assert f["weights.at_start"] is True and f["weights.nonfinite"] is True
 
 
@@ -159,8 +202,14 @@ def test_weights_at_start():
     ],
 )
 def test_all_targets_ignored(target, expected):
-    f = facts_of(event={"op": "cross_entropy", "phase": "loss", "value": "nan",
-                        "op_inputs": [{"name": "input", "abs_max": 3.0}, target]})
+    f = facts_of(
+        event={
+            "op": "cross_entropy",
+            "phase": "loss",
+            "value": "nan",
+            "op_inputs": [{"name": "input", "abs_max": 3.0}, target],
+        }
+    )
     assert f["loss.is_cross_entropy"] is True
     assert f.get("targets.all_ignored") is expected
 
@@ -174,18 +223,50 @@ def test_input_role_tells_targets_from_inputs():
 
 def test_every_fact_produced_is_documented():
     full = report(
-        event={"phase": "input", "step": 3, "op": "nll_loss", "value": "nan", "dtype": "float16",
-               "location": {"file": "a.py", "line": 1}, "sample_indices": [1],
-               "op_inputs": [{"name": "x", "abs_min": 0.0, "abs_max": 1.0, "min": -1.0},
-                             {"name": "target", "min": -100, "max": -100}]},
-        frames=[{"index": 0, "step": 1, "module": "m",
-                 "outputs": [{"name": "o", "dtype": "float16", "abs_max": 100.0}],
-                 "weights": [{"name": "w", "abs_max": 1.0}]}],
-        history=[{"step": i, "loss": 1.0 + i, "grad_norm": 1.0 + i, "loss_scale": 2.0 ** -i,
-                  "weight_norm": 1.0 + i, "update_ratio": 0.01, "skipped": True} for i in range(4)],
-        config={"precision": "fp16", "optimizer": "Adam", "lr": 0.1, "lr_scheduler": "LinearLR",
-                "grad_clip": {"kind": "norm", "max": 1.0}, "grad_scaler": True,
-                "clip_after_unscale": False, "param_groups": [{"eps": 1e-8}]},
+        event={
+            "phase": "input",
+            "step": 3,
+            "op": "nll_loss",
+            "value": "nan",
+            "dtype": "float16",
+            "location": {"file": "a.py", "line": 1},
+            "sample_indices": [1],
+            "op_inputs": [
+                {"name": "x", "abs_min": 0.0, "abs_max": 1.0, "min": -1.0},
+                {"name": "target", "min": -100, "max": -100},
+            ],
+        },
+        frames=[
+            {
+                "index": 0,
+                "step": 1,
+                "module": "m",
+                "outputs": [{"name": "o", "dtype": "float16", "abs_max": 100.0}],
+                "weights": [{"name": "w", "abs_max": 1.0}],
+            }
+        ],
+        history=[
+            {
+                "step": i,
+                "loss": 1.0 + i,
+                "grad_norm": 1.0 + i,
+                "loss_scale": 2.0**-i,
+                "weight_norm": 1.0 + i,
+                "update_ratio": 0.01,
+                "skipped": True,
+            }
+            for i in range(4)
+        ],
+        config={
+            "precision": "fp16",
+            "optimizer": "Adam",
+            "lr": 0.1,
+            "lr_scheduler": "LinearLR",
+            "grad_clip": {"kind": "norm", "max": 1.0},
+            "grad_scaler": True,
+            "clip_after_unscale": False,
+            "param_groups": [{"eps": 1e-8}],
+        },
     )
     facts, _ = extract_facts(full)
     assert len(facts) > 70
@@ -193,18 +274,22 @@ def test_every_fact_produced_is_documented():
 
 
 def test_facts_are_json_safe_and_never_non_finite():
-    f = facts_of(event={"op": "log", "op_inputs": [{"name": "x", "abs_max": float("nan")}]},
-                 history=[{"step": 0, "loss": float("inf"), "grad_norm": float("nan")}],
-                 config={"lr": float("inf")})
+    f = facts_of(
+        event={"op": "log", "op_inputs": [{"name": "x", "abs_max": float("nan")}]},
+        history=[{"step": 0, "loss": float("inf"), "grad_norm": float("nan")}],
+        config={"lr": float("inf")},
+    )
     for value in f.values():
         assert value is None or isinstance(value, str | bool | int | float)
         assert not (isinstance(value, float) and not math.isfinite(value))
 
 
 def test_symptom_evidence_reads_like_a_sentence():
-    r = report(event={"phase": "forward", "step": 5, "op": "addmm", "dtype": "float16", "value": "inf"},
-               config={"precision": "fp16"},
-               history=[{"step": 3, "max_activation": 63000.0}])
+    r = report(
+        event={"phase": "forward", "step": 5, "op": "addmm", "dtype": "float16", "value": "inf"},
+        config={"precision": "fp16"},
+        history=[{"step": 3, "max_activation": 63000.0}],
+    )
     facts, _ = extract_facts(r)
     symptoms, warnings = detect_symptoms(facts, r)
     assert warnings == []
@@ -217,18 +302,49 @@ def test_symptom_evidence_reads_like_a_sentence():
 
 def test_numbers_are_formatted_as_people_write_them():
     assert [fmt(x) for x in (63000.0, 0.001, 1000.0, 12.5, 1e-8, 0.0, None)] == [
-        "6.3e4", "0.001", "1000", "12.5", "1e-8", "0", "?"
+        "6.3e4",
+        "0.001",
+        "1000",
+        "12.5",
+        "1e-8",
+        "0",
+        "?",
     ]
 
 
 def test_zero_counts_and_signed_bounds_tell_zero_from_negative_inputs():
-    log_of_zero = facts_of(event={"op": "log", "op_inputs": [
-        {"name": "input[0]", "abs_min": 0.25, "abs_max": 1.0, "min": 0.0, "max": 1.0, "zeros": 3}]})
+    log_of_zero = facts_of(
+        event={
+            "op": "log",
+            "op_inputs": [
+                {
+                    "name": "input[0]",
+                    "abs_min": 0.25,
+                    "abs_max": 1.0,
+                    "min": 0.0,
+                    "max": 1.0,
+                    "zeros": 3,
+                }
+            ],
+        }
+    )
     assert log_of_zero["op_input.has_zero"] is True
     assert log_of_zero["op_input.has_negative"] is False
-    log_of_negative = facts_of(event={"op": "log", "op_inputs": [
-        {"name": "input[0]", "abs_min": 0.25, "abs_max": 1.0, "min": -0.5, "max": 1.0,
-         "zeros": 0}]})
+    log_of_negative = facts_of(
+        event={
+            "op": "log",
+            "op_inputs": [
+                {
+                    "name": "input[0]",
+                    "abs_min": 0.25,
+                    "abs_max": 1.0,
+                    "min": -0.5,
+                    "max": 1.0,
+                    "zeros": 0,
+                }
+            ],
+        }
+    )
     assert log_of_negative["op_input.has_zero"] is False
     assert log_of_negative["op_input.has_negative"] is True
     assert log_of_negative["op_input.min"] == -0.5
@@ -236,10 +352,17 @@ def test_zero_counts_and_signed_bounds_tell_zero_from_negative_inputs():
 
 def test_counted_targets_decide_all_targets_ignored():
     def targets(total, ignored):
-        return facts_of(event={"op": "cross_entropy", "phase": "loss", "value": "nan",
-                               "ignore_index": -1, "targets_total": total,
-                               "targets_ignored": ignored,
-                               "op_inputs": [{"name": "input[0]", "abs_max": 3.0}]})
+        return facts_of(
+            event={
+                "op": "cross_entropy",
+                "phase": "loss",
+                "value": "nan",
+                "ignore_index": -1,
+                "targets_total": total,
+                "targets_ignored": ignored,
+                "op_inputs": [{"name": "input[0]", "abs_max": 3.0}],
+            }
+        )
 
     every = targets(16, 16)
     assert every["targets.all_ignored"] is True and every["targets.ignore_index"] == -1
@@ -251,13 +374,19 @@ def test_counted_targets_decide_all_targets_ignored():
 
 
 def _exp_event(step: int) -> dict:
-    return {"phase": "forward", "step": step, "op": "exp", "dtype": "float32", "value": "inf",
-            "op_inputs": [{"name": "input[0]", "dtype": "float32", "shape": [8],
-                           "abs_max": 3000.0}]}
+    return {
+        "phase": "forward",
+        "step": step,
+        "op": "exp",
+        "dtype": "float32",
+        "value": "inf",
+        "op_inputs": [{"name": "input[0]", "dtype": "float32", "shape": [8], "abs_max": 3000.0}],
+    }
 
 
-@pytest.mark.parametrize(("lr", "step", "lowered"), [(5.0, 1, True), (5.0, 0, False),
-                                                      (1e-3, 4, False)])
+@pytest.mark.parametrize(
+    ("lr", "step", "lowered"), [(5.0, 1, True), (5.0, 0, False), (1e-3, 4, False)]
+)
 def test_an_exp_overflow_under_an_extreme_lr_ranks_below_the_lr_itself(lr, step, lowered):
     r = report(event=_exp_event(step), config={"optimizer": "Adam", "lr": lr})
     facts, _ = extract_facts(r)
@@ -271,9 +400,11 @@ def test_an_exp_overflow_under_an_extreme_lr_ranks_below_the_lr_itself(lr, step,
 
 @pytest.mark.parametrize(("lr", "lowered"), [(0.5, True), (1e-3, False)])
 def test_exploding_gradients_under_an_extreme_lr_rank_below_the_lr(lr, lowered):
-    r = report(event={"phase": "backward", "step": 7, "value": "inf"},
-               config={"optimizer": "Adam", "lr": lr},
-               history=[{"step": s, "loss": 1.0, "grad_norm": 10.0 ** (s + 2)} for s in range(7)])
+    r = report(
+        event={"phase": "backward", "step": 7, "value": "inf"},
+        config={"optimizer": "Adam", "lr": lr},
+        history=[{"step": s, "loss": 1.0, "grad_norm": 10.0 ** (s + 2)} for s in range(7)],
+    )
     facts, _ = extract_facts(r)
     symptoms = {s.id: s for s in detect_symptoms(facts, r)[0]}
     exploding = symptoms["exploding-gradients"]
@@ -290,8 +421,13 @@ def test_a_number_the_ops_dtype_cannot_hold_is_a_fact_and_a_symptom():
     assert symptoms[0].id == "number-beyond-dtype"
     assert "65504" in symptoms[0].evidence[0]
     # the dtype of the op's inputs when the event has none; float32 holds 1e9 and 3e38
-    scaled = facts_of(event={"op": "mul", "op_numbers": [1e39, 3e38], "op_inputs": [
-        {"name": "input[0]", "dtype": "float32", "abs_max": 1.0}]})
+    scaled = facts_of(
+        event={
+            "op": "mul",
+            "op_numbers": [1e39, 3e38],
+            "op_inputs": [{"name": "input[0]", "dtype": "float32", "abs_max": 1.0}],
+        }
+    )
     assert scaled["op_input.number_beyond_dtype"] == 1e39
     assert scaled["op_input.number_dtype"] == "float32"
     held = facts_of(event={"op": "mul", "dtype": "float32", "op_numbers": [-1e9, 3e38]})
@@ -301,8 +437,16 @@ def test_a_number_the_ops_dtype_cannot_hold_is_a_fact_and_a_symptom():
 
 
 def test_an_op_that_returned_both_infinities_is_worded_as_such():
-    r = report(event={"op": "mul", "dtype": "float16", "value": "nan", "op_value": "inf+-inf",
-                      "phase": "loss", "op_numbers": [-1e9]})
+    r = report(
+        event={
+            "op": "mul",
+            "dtype": "float16",
+            "value": "nan",
+            "op_value": "inf+-inf",
+            "phase": "loss",
+            "op_numbers": [-1e9],
+        }
+    )
     facts, _ = extract_facts(r)
     symptoms, _ = detect_symptoms(facts, r)
     evidence = next(s for s in symptoms if s.id == "number-beyond-dtype").evidence[0]
@@ -323,11 +467,17 @@ def test_rounds_to_zero_agrees_with_torch(dtype):
 
 
 def _eps_event(**changes):
-    event = {"op": "div", "dtype": "float16",
-             "op_inputs": [{"name": "input[0]", "dtype": "float16", "zeros": 0, "abs_max": 1.0},
-                           {"name": "input[1]", "dtype": "float16", "zeros": 3, "abs_max": 0.8}],
-             "op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-8],
-                                   "location": {"file": "t.py", "line": 7}}]}
+    event = {
+        "op": "div",
+        "dtype": "float16",
+        "op_inputs": [
+            {"name": "input[0]", "dtype": "float16", "zeros": 0, "abs_max": 1.0},
+            {"name": "input[1]", "dtype": "float16", "zeros": 3, "abs_max": 0.8},
+        ],
+        "op_input_sources": [
+            {"input": 1, "op": "add", "numbers": [1e-8], "location": {"file": "t.py", "line": 7}}
+        ],
+    }
     event.update(changes)
     return event
 
@@ -342,44 +492,67 @@ def test_an_eps_the_dtype_rounds_to_zero_is_a_fact_and_outranks_the_division_by_
     assert "add on line 7 added 1e-8: in fp16 that eps is 0" in symptoms[0].evidence[0]
 
 
-@pytest.mark.parametrize("changes", [
-    {"op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-4]}]},  # fp16 holds 1e-4
-    {"dtype": "float32", "op_inputs": [{"name": "input[0]", "dtype": "float32", "zeros": 0},
-                                       {"name": "input[1]", "dtype": "float32", "zeros": 3}]},
-    {"op_input_sources": [{"input": 0, "op": "add", "numbers": [1e-8]}]},  # added elsewhere
-    {"op_inputs": [{"name": "input[0]", "dtype": "float16", "zeros": 0},
-                   {"name": "input[1]", "dtype": "float16", "zeros": 0}]},  # no 0 reached it
-    {"op_input_sources": [{"input": 5, "op": "add", "numbers": [1e-8]}]},  # no such input
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-4]}]},  # fp16 holds 1e-4
+        {
+            "dtype": "float32",
+            "op_inputs": [
+                {"name": "input[0]", "dtype": "float32", "zeros": 0},
+                {"name": "input[1]", "dtype": "float32", "zeros": 3},
+            ],
+        },
+        {"op_input_sources": [{"input": 0, "op": "add", "numbers": [1e-8]}]},  # added elsewhere
+        {
+            "op_inputs": [
+                {"name": "input[0]", "dtype": "float16", "zeros": 0},
+                {"name": "input[1]", "dtype": "float16", "zeros": 0},
+            ]
+        },  # no 0 reached it
+        {"op_input_sources": [{"input": 5, "op": "add", "numbers": [1e-8]}]},  # no such input
+    ],
+)
 def test_no_eps_fact_unless_the_guarded_input_held_zero_because_of_the_dtype(changes):
     assert "op_input.eps_lost" not in facts_of(event=_eps_event(**changes))
 
 
-@pytest.mark.parametrize(("event", "lr", "listed"), [
-    ({"phase": "forward", "op": "div", "value": "nan"}, 1e-3, False),  # x/0: no update in it
-    ({"phase": "forward", "op": "div", "value": "nan"}, 10.0, True),  # weights pushed by the lr
-    ({"phase": "backward", "value": "inf"}, 1e-3, True),  # an unclipped gradient itself
-])
-def test_no_gradient_clipping_is_a_symptom_only_where_update_sizes_play_a_part(event, lr,
-                                                                               listed):
-    r = report(event={"step": 5, **event}, config={"optimizer": "Adam", "lr": lr},
-               history=[{"step": s, "loss": 1.0, "grad_norm": 1.0} for s in range(5)])
+@pytest.mark.parametrize(
+    ("event", "lr", "listed"),
+    [
+        ({"phase": "forward", "op": "div", "value": "nan"}, 1e-3, False),  # x/0: no update in it
+        ({"phase": "forward", "op": "div", "value": "nan"}, 10.0, True),  # weights pushed by the lr
+        ({"phase": "backward", "value": "inf"}, 1e-3, True),  # an unclipped gradient itself
+    ],
+)
+def test_no_gradient_clipping_is_a_symptom_only_where_update_sizes_play_a_part(event, lr, listed):
+    r = report(
+        event={"step": 5, **event},
+        config={"optimizer": "Adam", "lr": lr},
+        history=[{"step": s, "loss": 1.0, "grad_norm": 1.0} for s in range(5)],
+    )
     facts, _ = extract_facts(r)
     ids = [s.id for s in detect_symptoms(facts, r)[0]]
     assert ("no-grad-clipping" in ids) == listed
 
 
-@pytest.mark.parametrize(("lr", "phase", "history_loss", "listed"), [
-    (3e-3, "forward", [1.0] * 5, False),  # 3x Adam's default, steady loss: common practice
-    (3e-3, "forward", [1.0, 2.0, 5.0, 20.0, 80.0], True),  # the same lr under a divergence
-    (1e-1, "forward", [1.0] * 5, True),  # 100x: a cause on its own
-    (1e-1, "input", [1.0] * 5, False),  # a non-finite batch is not the lr's doing
-])
+@pytest.mark.parametrize(
+    ("lr", "phase", "history_loss", "listed"),
+    [
+        (3e-3, "forward", [1.0] * 5, False),  # 3x Adam's default, steady loss: common practice
+        (3e-3, "forward", [1.0, 2.0, 5.0, 20.0, 80.0], True),  # the same lr under a divergence
+        (1e-1, "forward", [1.0] * 5, True),  # 100x: a cause on its own
+        (1e-1, "input", [1.0] * 5, False),  # a non-finite batch is not the lr's doing
+    ],
+)
 def test_the_lr_is_a_suspect_when_far_above_the_usual_or_when_the_run_diverged(
-        lr, phase, history_loss, listed):
-    r = report(event={"step": 5, "phase": phase, "value": "nan"},
-               config={"optimizer": "Adam", "lr": lr},
-               history=[{"step": s, "loss": v} for s, v in enumerate(history_loss)])
+    lr, phase, history_loss, listed
+):
+    r = report(
+        event={"step": 5, "phase": phase, "value": "nan"},
+        config={"optimizer": "Adam", "lr": lr},
+        history=[{"step": s, "loss": v} for s, v in enumerate(history_loss)],
+    )
     facts, _ = extract_facts(r)
     ids = [s.id for s in detect_symptoms(facts, r)[0]]
     assert ("lr-too-high" in ids) == listed

@@ -53,7 +53,8 @@ def test_buggy_script_gets_its_fix_first(reports, name):
     assert report["_exit"] == 1 and report["status"] in ("nonfinite", "exception"), name
     ranked = [f["id"] for f in report["fixes"]]
     assert ranked[:1] == [EXPECTED[name]["expected_fix"]], (
-        f"{name}: {EXPECTED[name]['root_cause']}; ranked {ranked}; event {report['event']}")
+        f"{name}: {EXPECTED[name]['root_cause']}; ranked {ranked}; event {report['event']}"
+    )
 
 
 @pytest.mark.parametrize("name", HEALTHY)
@@ -67,9 +68,11 @@ def test_healthy_script_is_clean_with_no_fix(reports, name):
 def test_accuracy_summary(reports):
     top1 = sum(_rank(reports[n], n) == 0 for n in BUGGY)
     top3 = sum(_rank(reports[n], n) in (0, 1, 2) for n in BUGGY)
-    lines = [f"gallery accuracy over {len(BUGGY)} buggy scripts: "
-             f"top-1 {top1}/{len(BUGGY)} ({top1 / len(BUGGY):.0%}), "
-             f"top-3 {top3}/{len(BUGGY)} ({top3 / len(BUGGY):.0%})"]
+    lines = [
+        f"gallery accuracy over {len(BUGGY)} buggy scripts: "
+        f"top-1 {top1}/{len(BUGGY)} ({top1 / len(BUGGY):.0%}), "
+        f"top-3 {top3}/{len(BUGGY)} ({top3 / len(BUGGY):.0%})"
+    ]
     for name in BUGGY:
         ranked = [f["id"] for f in reports[name]["fixes"]][:3]
         lines.append(f"  {name:30s} want {EXPECTED[name]['expected_fix']:22s} got {ranked}")

@@ -11,7 +11,8 @@ import diagnose
 
 def _core_modules() -> list[str]:
     return sorted(
-        m.name for m in pkgutil.walk_packages(diagnose.__path__, prefix="diagnose.")
+        m.name
+        for m in pkgutil.walk_packages(diagnose.__path__, prefix="diagnose.")
         if m.name not in ("diagnose.__main__",)
     )
 

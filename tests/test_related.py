@@ -18,8 +18,9 @@ def test_every_mapped_symptom_exists_and_every_tag_is_used_by_some_record():
 
 
 def test_fp16_overflow_brings_the_fp16_overflow_records_first():
-    refs = related_records([Symptom(id="fp16-overflow", confidence=0.9, title="fp16 overflow")],
-                           RECORDS)
+    refs = related_records(
+        [Symptom(id="fp16-overflow", confidence=0.9, title="fp16 overflow")], RECORDS
+    )
     slugs = [r.slug for r in refs]
     assert "value-cannot-be-converted-without-overflow" in slugs[:3]
     assert all(r.kind == "related" and "fp16 overflow" in r.reason for r in refs)

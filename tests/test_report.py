@@ -27,29 +27,48 @@ def test_minimal_report_round_trips(tmp_path):
     again = Report.load(path)
     assert again == report
     data = json.loads(path.read_text())
-    for key in ("version", "status", "script", "event", "frames", "history", "config",
-                "symptoms", "fixes", "matches"):
+    for key in (
+        "version",
+        "status",
+        "script",
+        "event",
+        "frames",
+        "history",
+        "config",
+        "symptoms",
+        "fixes",
+        "matches",
+    ):
         assert key in data
     assert data["version"] == REPORT_VERSION
 
 
 def test_newer_version_loads_with_a_warning_and_keeps_unknown_keys(tmp_path):
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({
-        "version": REPORT_VERSION + 1, "status": "clean", "script": {"path": "t.py"},
-        "something_new": {"a": 1},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "version": REPORT_VERSION + 1,
+                "status": "clean",
+                "script": {"path": "t.py"},
+                "something_new": {"a": 1},
+            }
+        )
+    )
     report = Report.load(path)
     assert report.warnings and "newer" in report.warnings[0]
     assert report.model_extra["something_new"] == {"a": 1}
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (None, "no such report file"),
-    ("{not json", "not JSON"),
-    ("[1, 2]", "a report is a JSON object"),
-    ('{"status": "weird", "script": {"path": "t.py"}}', "$.status"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (None, "no such report file"),
+        ("{not json", "not JSON"),
+        ("[1, 2]", "a report is a JSON object"),
+        ('{"status": "weird", "script": {"path": "t.py"}}', "$.status"),
+    ],
+)
 def test_bad_report_files_give_one_clear_line(tmp_path, content, fragment):
     path = tmp_path / "r.json"
     if content is not None:
@@ -61,11 +80,22 @@ def test_bad_report_files_give_one_clear_line(tmp_path, content, fragment):
 
 
 def test_inf_and_nan_survive_a_round_trip(tmp_path):
-    report = Report(status="nonfinite", script={"path": "t.py"}, frames=[{
-        "index": 0, "outputs": [{"name": "output", "abs_max": float("inf")},
-                                {"name": "output[1]", "abs_max": float("nan")}]}])
+    report = Report(
+        status="nonfinite",
+        script={"path": "t.py"},
+        frames=[
+            {
+                "index": 0,
+                "outputs": [
+                    {"name": "output", "abs_max": float("inf")},
+                    {"name": "output[1]", "abs_max": float("nan")},
+                ],
+            }
+        ],
+    )
     path = tmp_path / "r.json"
     report.write(path)
+
     def reject(token):
         raise AssertionError(f"bare {token} is not JSON")
 
@@ -81,15 +111,40 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _SCALARS = (
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=10**300)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=10**300)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.sampled_from(["NaN", "inf", "-Infinity", "clean", "nonfinite", "exception", ""])
     | st.text(max_size=8)
 )
 _KEYS = st.sampled_from(
-    ["version", "status", "script", "path", "argv", "event", "kind", "phase", "step", "frames",
-     "history", "config", "lr", "grad_clip", "symptoms", "fixes", "matches", "score", "id",
-     "warnings", "facts", "location", "line"]
+    [
+        "version",
+        "status",
+        "script",
+        "path",
+        "argv",
+        "event",
+        "kind",
+        "phase",
+        "step",
+        "frames",
+        "history",
+        "config",
+        "lr",
+        "grad_clip",
+        "symptoms",
+        "fixes",
+        "matches",
+        "score",
+        "id",
+        "warnings",
+        "facts",
+        "location",
+        "line",
+    ]
 ) | st.text(max_size=5)
 _JSON_LIKE = st.recursive(
     _SCALARS,
@@ -137,10 +192,16 @@ def _validates_against_the_published_schema(data):
 def test_an_interrupted_report_is_in_the_published_schema(tmp_path):
     published = json.loads(SCHEMA_FILE.read_text())
     assert "interrupted" in published["properties"]["status"]["enum"]
-    report = Report(status="interrupted", script={"path": "train.py"},
-                    interruption={"cause": "SIGTERM", "stopped_at_step": 41,
-                                  "message": "interrupted at step 41 by SIGTERM"},
-                    history=[{"step": 40, "loss": 0.5}])
+    report = Report(
+        status="interrupted",
+        script={"path": "train.py"},
+        interruption={
+            "cause": "SIGTERM",
+            "stopped_at_step": 41,
+            "message": "interrupted at step 41 by SIGTERM",
+        },
+        history=[{"step": 40, "loss": 0.5}],
+    )
     path = tmp_path / "r.json"
     report.write(path)
     data = json.loads(path.read_text())
@@ -150,21 +211,47 @@ def test_an_interrupted_report_is_in_the_published_schema(tmp_path):
 
 
 def test_a_summarised_history_is_in_the_published_schema():
-    report = Report(status="clean", script={"path": "train.py"}, history=[
-        {"step": 0, "loss": 2.0},
-        {"step": 1, "loss": 1.5, "summary": {"last_step": 9, "steps": 9, "loss_min": 1.0,
-                                             "loss_max": 2.0, "skipped_steps": 1}},
-        {"step": 10, "loss": 1.0},
-    ], history_note={"steps": 11, "first_kept": 1, "last_kept": 1, "summarized": 9,
-                     "message": "the steps between are summarised"})
+    report = Report(
+        status="clean",
+        script={"path": "train.py"},
+        history=[
+            {"step": 0, "loss": 2.0},
+            {
+                "step": 1,
+                "loss": 1.5,
+                "summary": {
+                    "last_step": 9,
+                    "steps": 9,
+                    "loss_min": 1.0,
+                    "loss_max": 2.0,
+                    "skipped_steps": 1,
+                },
+            },
+            {"step": 10, "loss": 1.0},
+        ],
+        history_note={
+            "steps": 11,
+            "first_kept": 1,
+            "last_kept": 1,
+            "summarized": 9,
+            "message": "the steps between are summarised",
+        },
+    )
     _validates_against_the_published_schema(json.loads(report.to_json()))
     assert report.steps_recorded == 11
 
 
 def test_an_unknown_interruption_cause_is_one_clear_line(tmp_path):
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"status": "interrupted", "script": {"path": "t.py"},
-                                "interruption": {"cause": "SIGFOO", "message": "x"}}))
+    path.write_text(
+        json.dumps(
+            {
+                "status": "interrupted",
+                "script": {"path": "t.py"},
+                "interruption": {"cause": "SIGFOO", "message": "x"},
+            }
+        )
+    )
     with pytest.raises(ReportError) as info:
         Report.load(path)
     assert "$.interruption.cause" in str(info.value)

@@ -22,9 +22,19 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILTIN, BUILTIN_PROBLEMS = load_rules()
 
 DESIGN_FIX_IDS = {
-    "use-bf16", "upcast-to-fp32", "enable-loss-scaling", "unscale-before-clipping",
-    "lower-learning-rate", "add-lr-warmup", "enable-grad-clipping", "stabilize-log",
-    "guard-division", "guard-sqrt", "sanitize-inputs", "raise-adam-eps", "fix-initialization",
+    "use-bf16",
+    "upcast-to-fp32",
+    "enable-loss-scaling",
+    "unscale-before-clipping",
+    "lower-learning-rate",
+    "add-lr-warmup",
+    "enable-grad-clipping",
+    "stabilize-log",
+    "guard-division",
+    "guard-sqrt",
+    "sanitize-inputs",
+    "raise-adam-eps",
+    "fix-initialization",
 }
 
 
@@ -100,22 +110,49 @@ GOOD = (
     ("text", "line", "reason"),
     [
         ("id: bad\ntitle: a: b\n", 2, "not valid YAML"),
-        (GOOD.format(id="bad").replace("why: w\n", "why: w\nseverity: high\n"), 6,
-         "severity: unknown key"),
+        (
+            GOOD.format(id="bad").replace("why: w\n", "why: w\nseverity: high\n"),
+            6,
+            "severity: unknown key",
+        ),
         (GOOD.format(id="other"), 1, "must equal the file name 'bad'"),
-        (GOOD.format(id="bad").replace("symptom: log-domain", "symptom: log-zero"), 3,
-         "unknown symptom 'log-zero'"),
-        (GOOD.format(id="bad").replace("id: stabilize-log", "id: stabilise-log"), 6,
-         "unknown fix id 'stabilise-log'"),
-        (GOOD.format(id="bad") + "conditions:\n  all:\n    - {fact: event.op, operator: like, value: x}\n",
-         10, "like"),
-        (GOOD.format(id="bad") + "conditions:\n  not:\n    fact: event.opp\n    operator: exists\n",
-         10, "unknown fact 'event.opp'"),
-        (GOOD.format(id="bad") + "conditions: {fact: event.op, operator: matches, value: '('}\n",
-         8, "bad regular expression"),
-        (GOOD.format(id="bad") + "conditions: {fact: lr, operator: gt}\n", 8, "'value' is a required"),
-        (GOOD.format(id="bad").replace("no_match: [{symptom.log-domain: 0}]", "no_match: []"), 7,
-         "tests.no_match: [] should be non-empty"),
+        (
+            GOOD.format(id="bad").replace("symptom: log-domain", "symptom: log-zero"),
+            3,
+            "unknown symptom 'log-zero'",
+        ),
+        (
+            GOOD.format(id="bad").replace("id: stabilize-log", "id: stabilise-log"),
+            6,
+            "unknown fix id 'stabilise-log'",
+        ),
+        (
+            GOOD.format(id="bad")
+            + "conditions:\n  all:\n    - {fact: event.op, operator: like, value: x}\n",
+            10,
+            "like",
+        ),
+        (
+            GOOD.format(id="bad")
+            + "conditions:\n  not:\n    fact: event.opp\n    operator: exists\n",
+            10,
+            "unknown fact 'event.opp'",
+        ),
+        (
+            GOOD.format(id="bad") + "conditions: {fact: event.op, operator: matches, value: '('}\n",
+            8,
+            "bad regular expression",
+        ),
+        (
+            GOOD.format(id="bad") + "conditions: {fact: lr, operator: gt}\n",
+            8,
+            "'value' is a required",
+        ),
+        (
+            GOOD.format(id="bad").replace("no_match: [{symptom.log-domain: 0}]", "no_match: []"),
+            7,
+            "tests.no_match: [] should be non-empty",
+        ),
         ("- just\n- a list\n", 1, "a rule is a YAML mapping"),
     ],
 )
@@ -140,7 +177,7 @@ def test_missing_path_and_data_files_are_handled(tmp_path: Path):
 
 def test_a_user_folder_can_add_fixes(tmp_path: Path):
     (tmp_path / "_fixes.yaml").write_text(
-        "my-fix:\n  title: T\n  why: W\n  example_patch: \"# before\\nx\\n# after\\ny\"\n"
+        'my-fix:\n  title: T\n  why: W\n  example_patch: "# before\\nx\\n# after\\ny"\n'
     )
     (tmp_path / "r.yaml").write_text(GOOD.format(id="r").replace("stabilize-log", "my-fix"))
     rules, problems = load_rules(tmp_path)
@@ -177,8 +214,11 @@ def test_docs_page_names_every_rule_fix_operator_and_fact():
 
 def test_docs_generator_runs_as_a_module():
     out = subprocess.run(
-        [sys.executable, "-m", "diagnose.engine", "docs"], capture_output=True, text=True,
-        check=True, cwd=ROOT,
+        [sys.executable, "-m", "diagnose.engine", "docs"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     assert out.stdout == render()
 
@@ -198,7 +238,9 @@ def _load_in_child(folder: Path) -> list[str]:
     """load_rules in a child process with a timeout: a regression cannot hang the suite."""
     done = subprocess.run(
         [sys.executable, "-c", LOAD_IN_CHILD, str(folder)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
@@ -206,8 +248,7 @@ def _load_in_child(folder: Path) -> list[str]:
 
 def test_a_yaml_alias_bomb_is_a_broken_file_and_the_others_still_load(tmp_path: Path):
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n"
-        for i in range(8)
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
     )
     (tmp_path / "bomb.yaml").write_text(GOOD.format(id="bomb") + bomb)
     (tmp_path / "good.yaml").write_text(GOOD.format(id="good"))
@@ -223,7 +264,11 @@ def test_a_fifo_rule_file_is_a_broken_file_and_the_others_still_load(tmp_path: P
     os.mkfifo(tmp_path / "fifo.yaml")
     (tmp_path / "good.yaml").write_text(GOOD.format(id="good"))
     out = _load_in_child(tmp_path)
-    assert out == ["['good']", f"{tmp_path / 'fifo.yaml'}: cannot read: not a regular file (a FIFO)"]
+    assert out == [
+        "['good']",
+        f"{tmp_path / 'fifo.yaml'}: cannot read: not a regular file (a FIFO)",
+    ]
     assert _load_in_child(tmp_path / "fifo.yaml") == [
-        "[]", f"{tmp_path / 'fifo.yaml'}: cannot read: not a regular file (a FIFO)"
+        "[]",
+        f"{tmp_path / 'fifo.yaml'}: cannot read: not a regular file (a FIFO)",
     ]

@@ -17,11 +17,14 @@ def test_missing_script_is_a_usage_error(tmp_path):
     assert result.stderr.strip() == f"diagnose: error: {tmp_path / 'nope.py'}: no such script"
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (b"\x7fELF\x00\x00binary", "binary file"),
-    (b"def broken(:\n    pass\n", ":1: not valid Python"),
-    (b"\xff\xfe latin", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"\x7fELF\x00\x00binary", "binary file"),
+        (b"def broken(:\n    pass\n", ":1: not valid Python"),
+        (b"\xff\xfe latin", "not UTF-8"),
+    ],
+)
 def test_not_python_is_a_usage_error(tmp_path, content, fragment):
     script = tmp_path / "train.py"
     script.write_bytes(content)
@@ -72,12 +75,7 @@ def test_sys_exit_zero_is_a_clean_run(tmp_path):
 
 def test_script_exception_is_reported_with_traceback_and_location(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text(
-        "import torch\n"
-        "a = torch.ones(2, 3)\n"
-        "b = torch.ones(4, 5)\n"
-        "c = a @ b\n"
-    )
+    script.write_text("import torch\na = torch.ones(2, 3)\nb = torch.ones(4, 5)\nc = a @ b\n")
     result = run_cli("--format", "json", str(script))
     assert result.returncode == 1
     report = json.loads(result.stdout)

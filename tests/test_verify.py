@@ -34,8 +34,9 @@ def _fix(fix_id: str, score: float) -> Fix:
 def _report(script, step: int | None = 3) -> Report:
     return Report(
         status="nonfinite",
-        script=ScriptInfo(path=str(script), argv=[],
-                          sha256=hashlib.sha256(script.read_bytes()).hexdigest()),
+        script=ScriptInfo(
+            path=str(script), argv=[], sha256=hashlib.sha256(script.read_bytes()).hexdigest()
+        ),
         event=Event(kind="nonfinite", phase="forward", step=step, message="inf"),
     )
 
@@ -63,18 +64,23 @@ def test_fixes_that_work_are_verified_and_rank_first(tmp_path):
     report = _report(script)
     # use-bf16 has no float16 to change (no patch: not run); enable-grad-clipping bounds the
     # updates of lr=0.5; lower-learning-rate takes lr to 0.05. Both keep the run finite.
-    report.fixes = [_fix("use-bf16", 0.9), _fix("enable-grad-clipping", 0.8),
-                    _fix("lower-learning-rate", 0.7)]
+    report.fixes = [
+        _fix("use-bf16", 0.9),
+        _fix("enable-grad-clipping", 0.8),
+        _fix("lower-learning-rate", 0.7),
+    ]
     report = verify_fixes(report, top=3, margin_steps=20)
     by_id = {f.id: f for f in report.fixes}
     assert by_id["lower-learning-rate"].verified is True
-    assert by_id["lower-learning-rate"].verify_note == (
-        "patched run stayed finite for 40 steps")
+    assert by_id["lower-learning-rate"].verify_note == ("patched run stayed finite for 40 steps")
     assert by_id["use-bf16"].verified is None
     assert by_id["use-bf16"].verify_note.startswith("not verified: ")
     assert by_id["enable-grad-clipping"].verified is True
     assert [f.id for f in report.fixes] == [
-        "enable-grad-clipping", "lower-learning-rate", "use-bf16"]
+        "enable-grad-clipping",
+        "lower-learning-rate",
+        "use-bf16",
+    ]
     assert script.read_text() == original  # the user's file is never modified
     assert not list(tmp_path.glob("*.diagnose-bak"))
 
@@ -97,8 +103,11 @@ def test_a_fix_that_does_not_help_is_marked_false_and_sinks(tmp_path):
 def test_the_patched_copy_still_imports_sibling_modules(tmp_path):
     (tmp_path / "settings.py").write_text("LR = 0.5\n")
     script = tmp_path / "train.py"
-    script.write_text(SCRIPT.replace("STEPS", "30").replace(
-        "import torch\n", "import torch\nimport settings\n", 1).replace("lr=0.5", "lr=settings.LR"))
+    script.write_text(
+        SCRIPT.replace("STEPS", "30")
+        .replace("import torch\n", "import torch\nimport settings\n", 1)
+        .replace("lr=0.5", "lr=settings.LR")
+    )
     report = _report(script)
     report.fixes = [_fix("enable-grad-clipping", 0.9)]
     report = verify_fixes(report, top=1)

@@ -43,7 +43,10 @@ def debug_underflow_overflow_module(path: Path, capsys: Any) -> tuple[str, str]:
     DebugUnderflowOverflow(model)
     with pytest.raises(ValueError, match="inf/nan detected"):
         model(input_ids=input_ids, labels=labels)
-    headers = [line.split() for line in capsys.readouterr().out.splitlines()
-               if line.startswith(" " * 17) and len(line.split()) == 2]
+    headers = [
+        line.split()
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith(" " * 17) and len(line.split()) == 2
+    ]
     name, cls = headers[-1]
     return name, cls

@@ -121,8 +121,9 @@ class DiagnoseApp(App[int]):
     ) -> None:
         """Every toast of this app: its text is made terminal-safe, and markup is off unless a
         caller asks for it, since the messages quote report text, paths and exceptions."""
-        super().notify(safe(message), title=safe(title), severity=severity, timeout=timeout,
-                       markup=markup)
+        super().notify(
+            safe(message), title=safe(title), severity=severity, timeout=timeout, markup=markup
+        )
 
     @property
     def active_tab(self) -> str:
@@ -222,7 +223,9 @@ class DiagnoseApp(App[int]):
             patcher = self._patcher or _default_patcher(self.report_path)
         except ImportError as exc:
             self.call_from_thread(
-                self.notify, f"Applying patches is not available: {exc}", severity="error",
+                self.notify,
+                f"Applying patches is not available: {exc}",
+                severity="error",
                 markup=False,
             )
             return
@@ -283,11 +286,15 @@ class DiagnoseApp(App[int]):
         yield SystemCommand("Export Markdown", "Write the report as Markdown", self.export_markdown)
         yield SystemCommand("Copy patch", "Copy the selected fix's patch", self.copy_patch)
         yield SystemCommand(
-            "Jump to producer", "Show the frame where the inf/nan was born",
+            "Jump to producer",
+            "Show the frame where the inf/nan was born",
             self.action_jump_to_producer,
         )
-        yield SystemCommand("Walkthrough", "Go through the diagnosis step by step",
-                            lambda: self.action_show_tab("walkthrough"))
+        yield SystemCommand(
+            "Walkthrough",
+            "Go through the diagnosis step by step",
+            lambda: self.action_show_tab("walkthrough"),
+        )
         yield SystemCommand("All keys", "List every key", self.action_show_keys)
 
     def export_path(self, suffix: str) -> Path:
@@ -378,8 +385,10 @@ def _verified(result: Any, report: Report, fix_id: str) -> bool | None:
             return result["verified"]
     if isinstance(result, list | tuple):
         for item in result:
-            item_id = item.get("id", item.get("fix_id")) if isinstance(item, dict) else (
-                getattr(item, "id", None) or getattr(item, "fix_id", None)
+            item_id = (
+                item.get("id", item.get("fix_id"))
+                if isinstance(item, dict)
+                else (getattr(item, "id", None) or getattr(item, "fix_id", None))
             )
             if item_id == fix_id:
                 return _verified(item, report, fix_id)

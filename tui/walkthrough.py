@@ -28,7 +28,9 @@ def build_steps(report: Report, palette: Palette) -> list[Step]:
         steps.append(Step("The run", _trend(report), "history"))
         steps.append(Step("Next", Text("Nothing to fix. q quits.")))
         return steps
-    if report.event is not None and (report.status == "exception" or report.event.kind == "exception"):
+    if report.event is not None and (
+        report.status == "exception" or report.event.kind == "exception"
+    ):
         steps.append(Step("The exception", _exception(report), "matches"))
     else:
         steps.append(Step("Where it was born", _born(report, palette), "frames"))
@@ -60,7 +62,9 @@ def _born(report: Report, palette: Palette) -> Text:
         text.append("\n\n    ")
         text.append_text(literal(event.location.code.strip(), "bold"))
     if event.op_inputs:
-        text.append(f"\n\nThe op's inputs were {'finite' if all(s.finite for s in event.op_inputs) else 'not all finite'}:")
+        text.append(
+            f"\n\nThe op's inputs were {'finite' if all(s.finite for s in event.op_inputs) else 'not all finite'}:"
+        )
         for s in event.op_inputs:
             text.append("\n  • ")
             text.append_text(literal(s.name))

@@ -28,8 +28,11 @@ from typing import Any
 
 _LIBRARY_MARKERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 # The standard library never imports torch; our own modules never bind the clip functions.
-_SKIPPED_ROOTS = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names) | {
-    __name__.split(".")[0]}
+_SKIPPED_ROOTS = (
+    frozenset(sys.stdlib_module_names)
+    | frozenset(sys.builtin_module_names)
+    | {__name__.split(".")[0]}
+)
 
 # What a top-level package is, decided once per package from where its root module lives.
 _SKIP, _LIBRARY, _CODE, _PER_MODULE = range(4)

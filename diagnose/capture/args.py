@@ -26,8 +26,14 @@ class ArgparseWatcher:
         self._record_from_argv = False
 
     def install(self, patcher: Patcher) -> None:
-        patcher.wrap(argparse.ArgumentParser, "parse_known_args", before=self._enter,
-                     after=self._parsed, on_raise=self._raised, label="ArgumentParser.parse_known_args")
+        patcher.wrap(
+            argparse.ArgumentParser,
+            "parse_known_args",
+            before=self._enter,
+            after=self._parsed,
+            on_raise=self._raised,
+            label="ArgumentParser.parse_known_args",
+        )
 
     def _enter(self, *args: Any, **kwargs: Any) -> None:
         self._depth += 1
@@ -35,8 +41,9 @@ class ArgparseWatcher:
     def _raised(self, *args: Any, **kwargs: Any) -> None:
         self._depth -= 1
 
-    def _parsed(self, result: Any, parser: argparse.ArgumentParser, *args: Any,
-                **kwargs: Any) -> None:
+    def _parsed(
+        self, result: Any, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any
+    ) -> None:
         self._depth -= 1
         if self._depth > 0:
             return
@@ -58,8 +65,9 @@ class ArgparseWatcher:
         config["args_parses"] = self._calls
 
 
-def _describe(parser: argparse.ArgumentParser, namespace: Any, strings: list[str]
-              ) -> dict[str, Any]:
+def _describe(
+    parser: argparse.ArgumentParser, namespace: Any, strings: list[str]
+) -> dict[str, Any]:
     values: dict[str, Any] = {}
     skipped: list[str] = []
     for key, value in sorted(vars(namespace).items()):
@@ -69,8 +77,9 @@ def _describe(parser: argparse.ArgumentParser, namespace: Any, strings: list[str
         else:
             values[key] = safe
     given = _given_options(parser, strings)
-    dest_to_default = {a.dest: a.default for a in _actions(parser)
-                       if a.dest is not argparse.SUPPRESS}
+    dest_to_default = {
+        a.dest: a.default for a in _actions(parser) if a.dest is not argparse.SUPPRESS
+    }
     defaults = {}
     for dest in values:
         if dest not in given and dest in dest_to_default:
@@ -128,8 +137,11 @@ def _given_options(parser: argparse.ArgumentParser, strings: list[str]) -> dict[
         if action is not None and action.dest is not argparse.SUPPRESS:
             given.setdefault(action.dest, option)
     for action in actions:
-        if not action.option_strings and action.dest is not argparse.SUPPRESS and not isinstance(
-            action, argparse._SubParsersAction
-        ) and action.nargs not in ("?", "*"):
+        if (
+            not action.option_strings
+            and action.dest is not argparse.SUPPRESS
+            and not isinstance(action, argparse._SubParsersAction)
+            and action.nargs not in ("?", "*")
+        ):
             given.setdefault(action.dest, "positional")
     return given

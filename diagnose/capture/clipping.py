@@ -48,8 +48,9 @@ class ClipWatcher:
             original = vars(clip_grad).get(name)
             if original is None:
                 continue
-            wrapper = patcher.wrap(clip_grad, name, before=self._hook(kind, name),
-                                   label=f"torch.nn.utils.{name}")
+            wrapper = patcher.wrap(
+                clip_grad, name, before=self._hook(kind, name), label=f"torch.nn.utils.{name}"
+            )
             if wrapper is not None:
                 wrappers[id(original)] = (original, wrapper)
         if wrappers:
@@ -92,7 +93,9 @@ class ClipWatcher:
         inactive = [d for d in described if d["max"] == "inf"]
         if inactive and not active:
             config["grad_clip_inactive"] = {
-                **inactive[0], "why": "max_norm=inf measures the norm without clipping"}
+                **inactive[0],
+                "why": "max_norm=inf measures the norm without clipping",
+            }
 
     def _describe(self, record: _Kind) -> dict[str, Any]:
         limit = to_float(record.max)

@@ -28,13 +28,24 @@ from diagnose.errors import UsageError, read_user_text
 from diagnose.report import Config
 from diagnose.yamlsafe import YAMLLimitError
 
-PRECISIONS = ("fp32", "fp16", "bf16", "fp64", "fp16-autocast", "bf16-autocast", "mixed",
-              "unknown")
+PRECISIONS = ("fp32", "fp16", "bf16", "fp64", "fp16-autocast", "bf16-autocast", "mixed", "unknown")
 PRECISION_ALIASES = {
-    "float32": "fp32", "32": "fp32", "32-true": "fp32", "float16": "fp16", "half": "fp16",
-    "16-true": "fp16", "bfloat16": "bf16", "bf16-true": "bf16", "float64": "fp64",
-    "64": "fp64", "64-true": "fp64", "16-mixed": "fp16-autocast", "16": "fp16-autocast",
-    "amp": "fp16-autocast", "fp16-amp": "fp16-autocast", "bf16-mixed": "bf16-autocast",
+    "float32": "fp32",
+    "32": "fp32",
+    "32-true": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "16-true": "fp16",
+    "bfloat16": "bf16",
+    "bf16-true": "bf16",
+    "float64": "fp64",
+    "64": "fp64",
+    "64-true": "fp64",
+    "16-mixed": "fp16-autocast",
+    "16": "fp16-autocast",
+    "amp": "fp16-autocast",
+    "fp16-amp": "fp16-autocast",
+    "bf16-mixed": "bf16-autocast",
     "bf16-amp": "bf16-autocast",
 }
 # YAML 1.1 (PyYAML) reads 1e-3 as a string; YAML 1.2 and every user mean a number.
@@ -49,11 +60,11 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") \
-                from None
+            raise UsageError(
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
+            ) from None
         except (RecursionError, ValueError) as exc:  # nested too deep, an endless integer
-            raise UsageError(f"{path}: not JSON that can be read: {type(exc).__name__}") \
-                from None
+            raise UsageError(f"{path}: not JSON that can be read: {type(exc).__name__}") from None
     else:
         try:
             data = yamlsafe.load(text)
@@ -66,8 +77,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise UsageError(
-            f"{path}: a config file holds a mapping of facts (e.g. 'lr: 0.001'), "
-            f"got {_kind(data)}"
+            f"{path}: a config file holds a mapping of facts (e.g. 'lr: 0.001'), got {_kind(data)}"
         )
     if set(data) == {"config"} and isinstance(data["config"], dict):
         data = data["config"]  # the config section of a saved report
@@ -78,7 +88,10 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def merge_config(
-    captured: dict[str, Any], user: dict[str, Any], *, source: str = "config-file",
+    captured: dict[str, Any],
+    user: dict[str, Any],
+    *,
+    source: str = "config-file",
     origin: str | None = None,
 ) -> dict[str, Any]:
     """``captured`` with ``user``'s facts added or overriding; validates as ``Config``.
@@ -116,18 +129,23 @@ def _normalise(user: dict[str, Any], captured: dict[str, Any], where: str) -> di
     clip = user.get("grad_clip")
     if isinstance(clip, (int, float)) and not isinstance(clip, bool):
         user["grad_clip"] = {"kind": "norm", "max": float(clip)}
-    elif isinstance(clip, dict) and "kind" not in clip and not isinstance(
-        captured.get("grad_clip"), dict
+    elif (
+        isinstance(clip, dict)
+        and "kind" not in clip
+        and not isinstance(captured.get("grad_clip"), dict)
     ):
         user["grad_clip"] = {"kind": "norm", **clip}
     elif clip is not None and not isinstance(clip, dict):
-        raise UsageError(f"{where}: grad_clip: give a number (max norm), a mapping with kind "
-                         f"and max, or null; got {clip!r}")
+        raise UsageError(
+            f"{where}: grad_clip: give a number (max norm), a mapping with kind "
+            f"and max, or null; got {clip!r}"
+        )
     return user
 
 
-def _merge(into: dict[str, Any], user: dict[str, Any], prefix: str, source: str,
-           sources: dict[str, str]) -> None:
+def _merge(
+    into: dict[str, Any], user: dict[str, Any], prefix: str, source: str, sources: dict[str, str]
+) -> None:
     for key, value in user.items():
         path = f"{prefix}{key}"
         if isinstance(value, dict) and isinstance(into.get(key), dict):
@@ -156,5 +174,10 @@ def _yaml_error(path: Path, exc: yaml.YAMLError) -> str:
 
 
 def _kind(data: Any) -> str:
-    return {list: "a list", str: "a string", int: "a number", float: "a number",
-            bool: "a boolean"}.get(type(data), type(data).__name__)
+    return {
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+    }.get(type(data), type(data).__name__)

@@ -25,9 +25,16 @@ from diagnose.capture.precision import (
 from diagnose.capture.refs import WeakOrderedSet
 
 LIGHTNING_PRECISION = {
-    "16-mixed": "fp16-autocast", "16": "fp16-autocast", "bf16-mixed": "bf16-autocast",
-    "bf16": "bf16-autocast", "16-true": "fp16", "bf16-true": "bf16", "32-true": "fp32",
-    "32": "fp32", "64-true": "fp64", "64": "fp64",
+    "16-mixed": "fp16-autocast",
+    "16": "fp16-autocast",
+    "bf16-mixed": "bf16-autocast",
+    "bf16": "bf16-autocast",
+    "16-true": "fp16",
+    "bf16-true": "bf16",
+    "32-true": "fp32",
+    "32": "fp32",
+    "64-true": "fp64",
+    "64": "fp64",
 }
 
 
@@ -98,8 +105,14 @@ class ConfigCapture:
             self.clipping = ClipWatcher(self.errors, self.scalers)
             self.losses = LossWatcher(self.errors)
             self._torch_ready = True
-        for watcher in (self.optimizers, self.schedulers, self.autocast, self.scalers,
-                        self.clipping, self.losses):
+        for watcher in (
+            self.optimizers,
+            self.schedulers,
+            self.autocast,
+            self.scalers,
+            self.clipping,
+            self.losses,
+        ):
             self._guard(type(watcher).__name__, lambda w=watcher: w.install(self._patcher))
 
     def _guard(self, where: str, action: Any) -> None:
@@ -115,8 +128,14 @@ class ConfigCapture:
     def observe_lightning_trainer(self, trainer: Any) -> None:
         self.lightning.add(trainer)
 
-    def observe(self, *, optimizer: Any = None, lr_scheduler: Any = None, model: Any = None,
-                scaler: Any = None) -> None:
+    def observe(
+        self,
+        *,
+        optimizer: Any = None,
+        lr_scheduler: Any = None,
+        model: Any = None,
+        scaler: Any = None,
+    ) -> None:
         """Objects built before ``install`` that a framework callback hands over.
 
         Framework wrappers (accelerate's ``AcceleratedOptimizer``/``AcceleratedScheduler``)
@@ -142,13 +161,24 @@ class ConfigCapture:
         ``modules``: models known to the caller (e.g. the tracer); their parameters count
         towards ``param_dtypes`` with the optimizers' parameters.
         """
-        config: dict[str, Any] = {"precision": "unknown", "optimizer": None, "lr": None,
-                                  "grad_clip": None, "grad_scaler": False}
+        config: dict[str, Any] = {
+            "precision": "unknown",
+            "optimizer": None,
+            "lr": None,
+            "grad_clip": None,
+            "grad_scaler": False,
+        }
         sources: dict[str, str] = {}
         watchers = [self.args, self.transformers, self.lightning]
         if self._torch_ready:
-            watchers += [self.optimizers, self.schedulers, self.autocast, self.scalers,
-                         self.clipping, self.losses]
+            watchers += [
+                self.optimizers,
+                self.schedulers,
+                self.autocast,
+                self.scalers,
+                self.clipping,
+                self.losses,
+            ]
         for watcher in watchers:
             self._guard(f"snapshot {type(watcher).__name__}", lambda w=watcher: w.snapshot(config))
         self._guard("snapshot precision", lambda: self._precision(config, modules))
@@ -195,8 +225,12 @@ def _framework_defaults(config: dict[str, Any], sources: dict[str, str]) -> None
             config["lr"] = float(hf["learning_rate"])
             sources["lr"] = "transformers"
         max_norm = hf.get("max_grad_norm")
-        if config["grad_clip"] is None and isinstance(max_norm, (int, float)) and max_norm > 0 \
-                and not config.get("optimizer_steps"):
+        if (
+            config["grad_clip"] is None
+            and isinstance(max_norm, (int, float))
+            and max_norm > 0
+            and not config.get("optimizer_steps")
+        ):
             config["grad_clip"] = {"kind": "norm", "max": float(max_norm), "calls": 0}
             sources["grad_clip"] = "transformers"
     pl = config.get("lightning")
@@ -206,8 +240,12 @@ def _framework_defaults(config: dict[str, Any], sources: dict[str, str]) -> None
             config["precision"] = precision
             sources["precision"] = "lightning"
         clip = pl.get("gradient_clip_val")
-        if config["grad_clip"] is None and isinstance(clip, (int, float)) and clip > 0 \
-                and not config.get("optimizer_steps"):
+        if (
+            config["grad_clip"] is None
+            and isinstance(clip, (int, float))
+            and clip > 0
+            and not config.get("optimizer_steps")
+        ):
             kind = "value" if pl.get("gradient_clip_algorithm") == "value" else "norm"
             config["grad_clip"] = {"kind": kind, "max": float(clip), "calls": 0}
             sources["grad_clip"] = "lightning"

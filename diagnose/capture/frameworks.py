@@ -18,17 +18,46 @@ from diagnose.capture.refs import WeakOrderedSet
 from diagnose.capture.values import UNSAFE, json_safe, pick
 
 TRAINING_ARGUMENT_FIELDS = (
-    "fp16", "bf16", "fp16_full_eval", "bf16_full_eval", "tf32", "learning_rate",
-    "warmup_steps", "warmup_ratio", "max_grad_norm", "gradient_accumulation_steps",
-    "logging_nan_inf_filter", "lr_scheduler_type", "lr_scheduler_kwargs", "optim",
-    "optim_args", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon",
-    "per_device_train_batch_size", "max_steps", "num_train_epochs", "label_smoothing_factor",
-    "gradient_checkpointing", "torch_compile", "use_cpu", "seed",
+    "fp16",
+    "bf16",
+    "fp16_full_eval",
+    "bf16_full_eval",
+    "tf32",
+    "learning_rate",
+    "warmup_steps",
+    "warmup_ratio",
+    "max_grad_norm",
+    "gradient_accumulation_steps",
+    "logging_nan_inf_filter",
+    "lr_scheduler_type",
+    "lr_scheduler_kwargs",
+    "optim",
+    "optim_args",
+    "weight_decay",
+    "adam_beta1",
+    "adam_beta2",
+    "adam_epsilon",
+    "per_device_train_batch_size",
+    "max_steps",
+    "num_train_epochs",
+    "label_smoothing_factor",
+    "gradient_checkpointing",
+    "torch_compile",
+    "use_cpu",
+    "seed",
 )
 
 LIGHTNING_FIELDS = (
-    "precision", "gradient_clip_val", "gradient_clip_algorithm", "accumulate_grad_batches",
-    "max_steps", "max_epochs", "accelerator", "devices", "strategy", "detect_anomaly",
+    "precision",
+    "gradient_clip_val",
+    "gradient_clip_algorithm",
+    "accumulate_grad_batches",
+    "max_steps",
+    "max_epochs",
+    "accelerator",
+    "devices",
+    "strategy",
+    "detect_anomaly",
     "num_nodes",
 )
 
@@ -47,8 +76,12 @@ class TransformersWatcher:
 
     def install(self, patcher: Patcher, hooks: PostImportHooks) -> None:
         def patch(module: ModuleType) -> None:
-            patcher.wrap(module.TrainingArguments, "__post_init__", after=self._constructed,
-                         label="TrainingArguments.__post_init__")
+            patcher.wrap(
+                module.TrainingArguments,
+                "__post_init__",
+                after=self._constructed,
+                label="TrainingArguments.__post_init__",
+            )
 
         hooks.when_imported("transformers.training_args", patch)
 
@@ -78,7 +111,8 @@ class LightningWatcher:
         self._errors = errors
         self._trainers: WeakOrderedSet[Any] = WeakOrderedSet()
         self._init_args: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
-            weakref.WeakKeyDictionary())
+            weakref.WeakKeyDictionary()
+        )
 
     def install(self, patcher: Patcher, hooks: PostImportHooks) -> None:
         for name in LIGHTNING_MODULES:
@@ -165,8 +199,11 @@ def _describe_optimizer(optimizer: Any) -> dict[str, Any]:
     inner = getattr(optimizer, "_optimizer", optimizer)  # a LightningOptimizer wrapper
     groups = getattr(inner, "param_groups", [])
     lrs = [json_safe(group.get("lr")) for group in groups]
-    return {"class": type(inner).__name__, "param_groups": len(groups),
-            "lr": [lr if lr is not UNSAFE else None for lr in lrs]}
+    return {
+        "class": type(inner).__name__,
+        "param_groups": len(groups),
+        "lr": [lr if lr is not UNSAFE else None for lr in lrs],
+    }
 
 
 def _describe_scheduler(config: Any) -> dict[str, Any]:

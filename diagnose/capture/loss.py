@@ -12,8 +12,20 @@ from typing import Any
 from diagnose.capture.patching import ErrorLog, Patcher
 from diagnose.capture.values import pick
 
-_FIELDS = ("reduction", "ignore_index", "label_smoothing", "beta", "delta", "margin", "eps",
-           "log_input", "full", "blank", "zero_infinity", "log_target")
+_FIELDS = (
+    "reduction",
+    "ignore_index",
+    "label_smoothing",
+    "beta",
+    "delta",
+    "margin",
+    "eps",
+    "log_input",
+    "full",
+    "blank",
+    "zero_infinity",
+    "log_target",
+)
 
 
 class LossWatcher:

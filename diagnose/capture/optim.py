@@ -30,7 +30,9 @@ class OptimizerWatcher:
         import torch.optim.optimizer as optimizer_module
 
         patcher.wrap(
-            optimizer_module.Optimizer, "__init__", after=self._constructed,
+            optimizer_module.Optimizer,
+            "__init__",
+            after=self._constructed,
             label="Optimizer.__init__",
         )
         self._hook_handle = optimizer_module.register_optimizer_step_pre_hook(self._before_step)
@@ -139,13 +141,15 @@ class SchedulerWatcher:
         # wrapped; a scheduler seen twice (subclass and base) is remembered once.
         base = lr_scheduler.LRScheduler
         classes = [base] + [
-            cls for cls in vars(lr_scheduler).values()
-            if isinstance(cls, type) and cls is not base and "__init__" in vars(cls)
+            cls
+            for cls in vars(lr_scheduler).values()
+            if isinstance(cls, type)
+            and cls is not base
+            and "__init__" in vars(cls)
             and (issubclass(cls, base) or cls.__name__ == "ReduceLROnPlateau")
         ]
         for cls in classes:
-            patcher.wrap(cls, "__init__", after=self._constructed,
-                         label=f"{cls.__name__}.__init__")
+            patcher.wrap(cls, "__init__", after=self._constructed, label=f"{cls.__name__}.__init__")
 
     def _constructed(self, _result: Any, scheduler: Any, *args: Any, **kwargs: Any) -> None:
         self.add(scheduler)
@@ -159,9 +163,7 @@ class SchedulerWatcher:
 
     def snapshot(self, config: dict[str, Any]) -> None:
         schedulers = list(self._schedulers)
-        nested = {
-            id(child) for s in schedulers for child in getattr(s, "_schedulers", None) or []
-        }
+        nested = {id(child) for s in schedulers for child in getattr(s, "_schedulers", None) or []}
         top = [self._describe(s) for s in schedulers if id(s) not in nested]
         config["lr_scheduler"] = top[0] if top else None
         if len(top) > 1:
@@ -197,8 +199,10 @@ def _warmup(scheduler: Any, described: dict[str, Any]) -> dict[str, Any] | None:
     """Warmup visible in the scheduler's structure: {"steps": n | None, "evidence": str}."""
     name = type(scheduler).__name__
     if name == "LinearLR" and (to_float(getattr(scheduler, "start_factor", 1.0)) or 1.0) < 1.0:
-        return {"steps": getattr(scheduler, "total_iters", None),
-                "evidence": "LinearLR with start_factor < 1"}
+        return {
+            "steps": getattr(scheduler, "total_iters", None),
+            "evidence": "LinearLR with start_factor < 1",
+        }
     if name == "OneCycleLR":
         total, pct = getattr(scheduler, "total_steps", None), getattr(scheduler, "_pct_start", None)
         pct = pct if pct is not None else _one_cycle_pct(scheduler)
@@ -208,19 +212,31 @@ def _warmup(scheduler: Any, described: dict[str, Any]) -> dict[str, Any] | None:
         children = described.get("schedulers") or []
         milestones = getattr(scheduler, "_milestones", None) or []
         if children and children[0].get("warmup") and milestones:
-            return {"steps": int(milestones[0]), "evidence": f"SequentialLR starting with "
-                    f"{children[0]['class']}"}
+            return {
+                "steps": int(milestones[0]),
+                "evidence": f"SequentialLR starting with {children[0]['class']}",
+            }
     for entry in described.get("lr_lambdas", []):
         keywords = entry.get("keywords") or {}
         if isinstance(keywords.get("num_warmup_steps"), int):
-            return {"steps": keywords["num_warmup_steps"],
-                    "evidence": f"{entry.get('function')} num_warmup_steps"}
+            return {
+                "steps": keywords["num_warmup_steps"],
+                "evidence": f"{entry.get('function')} num_warmup_steps",
+            }
     base = described.get("base_lrs") or []
     first = described.get("first_lr") or []
-    if (base and first and isinstance(base[0], (int, float)) and first[0] is not None
-            and base[0] > 0 and first[0] < 0.5 * base[0]):
-        return {"steps": None,
-                "evidence": f"lr starts at {first[0]:.3g}, below the base lr {base[0]:.3g}"}
+    if (
+        base
+        and first
+        and isinstance(base[0], (int, float))
+        and first[0] is not None
+        and base[0] > 0
+        and first[0] < 0.5 * base[0]
+    ):
+        return {
+            "steps": None,
+            "evidence": f"lr starts at {first[0]:.3g}, below the base lr {base[0]:.3g}",
+        }
     return None
 
 
@@ -237,8 +253,10 @@ def _one_cycle_pct(scheduler: Any) -> float | None:
 def _describe_callable(func: Any) -> dict[str, Any]:
     if isinstance(func, functools.partial):
         keywords = {k: v for k, v in func.keywords.items() if json_safe(v) is not UNSAFE}
-        return {"function": getattr(func.func, "__qualname__", repr(func.func)),
-                "keywords": json_safe(keywords)}
+        return {
+            "function": getattr(func.func, "__qualname__", repr(func.func)),
+            "keywords": json_safe(keywords),
+        }
     return {"function": getattr(func, "__qualname__", type(func).__name__)}
 
 

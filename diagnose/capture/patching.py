@@ -94,9 +94,7 @@ class Patcher:
             def call_original(*args: Any, **kwargs: Any) -> Any:
                 return getattr(super(owner, args[0]), name)(*args[1:], **kwargs)
 
-        elif isinstance(original, (classmethod, staticmethod, property)) or not callable(
-            original
-        ):
+        elif isinstance(original, (classmethod, staticmethod, property)) or not callable(original):
             self.errors.record(label, TypeError("not a plain function; left alone"))
             return None
         else:

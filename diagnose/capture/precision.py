@@ -33,8 +33,9 @@ class AutocastWatcher:
     def install(self, patcher: Patcher) -> None:
         from torch.amp import autocast_mode
 
-        patcher.wrap(autocast_mode.autocast, "__enter__", before=self._entered,
-                     label="autocast.__enter__")
+        patcher.wrap(
+            autocast_mode.autocast, "__enter__", before=self._entered, label="autocast.__enter__"
+        )
 
     def _entered(self, ctx: Any, *args: Any, **kwargs: Any) -> None:
         key = (str(ctx.device), dtype_name(ctx.fast_dtype), bool(ctx._enabled))
@@ -62,8 +63,9 @@ class ScalerWatcher:
     def install(self, patcher: Patcher) -> None:
         from torch.amp import grad_scaler
 
-        patcher.wrap(grad_scaler.GradScaler, "__init__", after=self._constructed,
-                     label="GradScaler.__init__")
+        patcher.wrap(
+            grad_scaler.GradScaler, "__init__", after=self._constructed, label="GradScaler.__init__"
+        )
 
     def _constructed(self, _result: Any, scaler: Any, *args: Any, **kwargs: Any) -> None:
         self._scalers.add(scaler)
@@ -74,8 +76,11 @@ class ScalerWatcher:
 
     def active(self) -> list[Any]:
         """Enabled scalers that have scaled at least one loss."""
-        return [s for s in self._scalers
-                if getattr(s, "_enabled", False) and getattr(s, "_scale", None) is not None]
+        return [
+            s
+            for s in self._scalers
+            if getattr(s, "_enabled", False) and getattr(s, "_scale", None) is not None
+        ]
 
     def snapshot(self, config: dict[str, Any]) -> None:
         described = [_describe_scaler(s) for s in self._scalers]

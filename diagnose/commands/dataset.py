@@ -27,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="Validate error-record files and folders; report every bad record.",
     )
     validate.add_argument(
-        "paths", nargs="*", metavar="PATH",
+        "paths",
+        nargs="*",
+        metavar="PATH",
         help="record files (.json, .jsonl, .txt) or folders; default: the shipped dataset",
     )
     validate.add_argument(
@@ -65,17 +67,24 @@ def validate(paths: list[str], fmt: str = "text") -> int:
     skeletons = _skeletons(result.records)
     shipping = not paths  # the shipped dataset holds no skeleton
     if fmt == "json":
-        data = {**result.to_dict(), "schema": str(schema), "paths": paths or [str(records_dir())],
-                "skeletons": skeletons}
+        data = {
+            **result.to_dict(),
+            "schema": str(schema),
+            "paths": paths or [str(records_dir())],
+            "skeletons": skeletons,
+        }
         print(json.dumps(data, indent=2))
     else:
         for problem in result.problems:
             print(one_line(problem))
         for skeleton in skeletons:
-            print(one_line(
-                f"{'' if shipping else 'note: '}{skeleton['slug']} [{skeleton['id']}] "
-                f"({skeleton['filePath']}): skeleton: needs text ({', '.join(TEXT_FIELDS)})"
-                + ("; a skeleton is not a shipped record" if shipping else "")))
+            print(
+                one_line(
+                    f"{'' if shipping else 'note: '}{skeleton['slug']} [{skeleton['id']}] "
+                    f"({skeleton['filePath']}): skeleton: needs text ({', '.join(TEXT_FIELDS)})"
+                    + ("; a skeleton is not a shipped record" if shipping else "")
+                )
+            )
         for skipped in result.skipped:
             print(f"note: {one_line(skipped)}", file=sys.stderr)
         n_files = len({p.file for p in result.problems})

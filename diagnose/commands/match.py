@@ -67,10 +67,14 @@ def main(args: argparse.Namespace) -> int:
         data["dump"] = dump.to_dict() if dump else None
         print(json_text(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
-        read = [section for section in (
-            _dump_text(dump) if dump else None,
-            _training_log_text(training_log) if training_log else None,
-        ) if section]
+        read = [
+            section
+            for section in (
+                _dump_text(dump) if dump else None,
+                _training_log_text(training_log) if training_log else None,
+            )
+            if section
+        ]
         if not read or result.matched:
             read.append(_as_text(result, matcher.cutoff))
         # The log, the query and --dataset records are all untrusted: the whole text goes
@@ -202,7 +206,11 @@ def _as_text(result: Any, cutoff: float) -> str:
         if solutions:
             out.append("   Solutions:")
             for s in solutions:
-                out.append(textwrap.fill(safe(s), 96, initial_indent="     - ", subsequent_indent="       "))
+                out.append(
+                    textwrap.fill(
+                        safe(s), 96, initial_indent="     - ", subsequent_indent="       "
+                    )
+                )
         fix = field_of(m.record, "exampleFix")
         if fix and n == 1:
             out.append("   Example fix:")
@@ -222,8 +230,12 @@ def _training_log_text(diagnosis: Any) -> str:
             cells = [f"line {row.line}"]
             if row.step_key and row.step is not None:
                 cells.append(f"{safe(row.step_key)} {num(row.step, 4)}")
-            for label, value in (("loss", row.loss), ("grad norm", row.grad_norm),
-                                 ("lr", row.lr), ("loss scale", row.loss_scale)):
+            for label, value in (
+                ("loss", row.loss),
+                ("grad norm", row.grad_norm),
+                ("lr", row.lr),
+                ("loss scale", row.loss_scale),
+            ):
                 if value is not None:
                     cells.append(f"{label} {num(value, 3)}")
             out.append("    " + "  ".join(cells))
@@ -231,12 +243,19 @@ def _training_log_text(diagnosis: Any) -> str:
         out.append("  It is the first row of the log that shows a loss or a gradient norm.")
     out.append(f"  At it: {_one_line(safe(diagnosis.first.text))}")
     if diagnosis.scale_changes:
-        out.append(f"  The loss scaler lowered its scale {diagnosis.scale_changes} time(s) "
-                   "after overflows.")
-    out += _ranked_text(diagnosis, "a log shows no producer",
-                        "The log alone does not support a cause: the rows before it look steady.")
-    out.append("  To find the module, op and line where the first nan was born, run the "
-               "script under the tracer:")
+        out.append(
+            f"  The loss scaler lowered its scale {diagnosis.scale_changes} time(s) "
+            "after overflows."
+        )
+    out += _ranked_text(
+        diagnosis,
+        "a log shows no producer",
+        "The log alone does not support a cause: the rows before it look steady.",
+    )
+    out.append(
+        "  To find the module, op and line where the first nan was born, run the "
+        "script under the tracer:"
+    )
     out.append(f"    {safe(diagnosis.command)}")
     return "\n".join(out)
 
@@ -254,8 +273,10 @@ def _ranked_text(diagnosis: Any, limits: str, nothing: str) -> list[str]:
         out.append(f"  {nothing}")
     if diagnosis.fixes:
         out.append("  Fixes the rules rank first for that:")
-        out.extend(f"    {n}. {safe(f.title)} [{safe(f.id)}] score {f.score:.2f}"
-                   for n, f in enumerate(diagnosis.fixes, 1))
+        out.extend(
+            f"    {n}. {safe(f.title)} [{safe(f.id)}] score {f.score:.2f}"
+            for n, f in enumerate(diagnosis.fixes, 1)
+        )
     return out
 
 
@@ -266,8 +287,11 @@ def _dump_text(dump: Any) -> str:
     if dump.code:
         out.append(f"    {safe(dump.code)}")
     out.extend(f"  {safe(line)}" for line in dump.evidence)
-    limits = ("a dump shows no step history and no config" if dump.module else
-              "anomaly mode shows no magnitudes, history or config")
+    limits = (
+        "a dump shows no step history and no config"
+        if dump.module
+        else "anomaly mode shows no magnitudes, history or config"
+    )
     out += _ranked_text(dump, limits, "The dump alone does not support a cause.")
     return "\n".join(out)
 

@@ -1,7 +1,7 @@
 """List the diagnosis rules, or run the test cases of a folder of rules.
 
-  diagnose rules list [--rules PATH] [--format text|json]
-  diagnose rules test [PATH]        (default: the built-in rules)
+diagnose rules list [--rules PATH] [--format text|json]
+diagnose rules test [PATH]        (default: the built-in rules)
 """
 
 from __future__ import annotations
@@ -19,13 +19,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="rules_command", metavar="ACTION")
     listing = sub.add_parser("list", help="show the rules: id, family, title, fixes")
     listing.add_argument(
-        "--rules", action="append", default=[], metavar="PATH",
+        "--rules",
+        action="append",
+        default=[],
+        metavar="PATH",
         help="also load the rules in this file or folder (repeatable); same id overrides",
     )
     listing.add_argument("--format", choices=("text", "json"), default="text")
     testing = sub.add_parser("test", help="run the test cases of the rules in a folder")
     testing.add_argument(
-        "path", nargs="?", default=None, metavar="PATH",
+        "path",
+        nargs="?",
+        default=None,
+        metavar="PATH",
         help="rule file or folder (default: the built-in rules)",
     )
     parser.set_defaults(_rules_parser=parser)
@@ -55,15 +61,17 @@ def _list(args: argparse.Namespace) -> int:
         payload = {
             "rules": [
                 {
-                    "id": r.id, "family": r.family, "title": r.title, "symptom": r.symptom,
+                    "id": r.id,
+                    "family": r.family,
+                    "title": r.title,
+                    "symptom": r.symptom,
                     "fixes": [{"id": f, "weight": w} for f, w in r.fixes],
-                    "builtin": r.builtin, "path": r.path,
+                    "builtin": r.builtin,
+                    "path": r.path,
                 }
                 for r in rules
             ],
-            "problems": [
-                {"file": p.file, "line": p.line, "reason": p.reason} for p in problems
-            ],
+            "problems": [{"file": p.file, "line": p.line, "reason": p.reason} for p in problems],
         }
         print(json.dumps(payload, indent=2))
     else:
@@ -72,8 +80,10 @@ def _list(args: argparse.Namespace) -> int:
         for r in rules:
             fixes = one_line(", ".join(f"{f} ({w:g})" for f, w in r.fixes))
             mark = "" if r.builtin else "  [user]"
-            print(f"{one_line(r.id):<{width}}  {one_line(r.family):<{family_width}}  "
-                  f"{one_line(r.title)}{mark}")
+            print(
+                f"{one_line(r.id):<{width}}  {one_line(r.family):<{family_width}}  "
+                f"{one_line(r.title)}{mark}"
+            )
             print(f"{'':<{width}}  {'':<{family_width}}  fixes: {fixes}")
     for problem in problems:
         print(f"diagnose: {one_line(problem)}", file=sys.stderr)

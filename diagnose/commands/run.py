@@ -19,37 +19,84 @@ from diagnose.safetext import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--report", type=Path, metavar="PATH",
-                        help="also write the JSON report to PATH")
-    parser.add_argument("--format", choices=("tui", "text", "json", "markdown"),
-                        help="what to show (default: tui on a terminal, else text)")
-    parser.add_argument("--dataset", type=Path, action="append", default=[], metavar="PATH",
-                        help="add error-record files to the built-in dataset (repeatable)")
-    parser.add_argument("--rules", type=Path, action="append", default=[], metavar="PATH",
-                        help="add rule files or folders; same id overrides a built-in rule")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="YAML/JSON training config facts the run cannot see")
-    parser.add_argument("--frames", type=int, default=21, metavar="N",
-                        help="module calls kept before the event (default 21)")
-    parser.add_argument("--no-backward", action="store_true",
-                        help="do not check gradients flowing through modules (faster)")
-    parser.add_argument("--sample-every", type=int, default=1, metavar="K",
-                        help="check every K-th optimizer step in full (default 1: all)")
-    parser.add_argument("--detail-every", type=int, default=16, metavar="K",
-                        help="hook every module call on every K-th step and after warning "
-                             "signs; the steps between check the model's outputs, loss, "
-                             "gradients and weights, and replay the step in detail at an "
-                             "event (default 16; 1: every step in detail)")
-    parser.add_argument("--max-steps", type=int, metavar="N",
-                        help="stop the script cleanly after N optimizer steps")
-    parser.add_argument("--verify", action="store_true",
-                        help="re-run the script with each top fix applied to a temporary copy")
-    parser.add_argument("--nproc", type=int, metavar="N",
-                        help="run the script on N local processes with torchrun's launcher "
-                             "(DDP/FSDP); one report names the rank where it began")
+    parser.add_argument(
+        "--report", type=Path, metavar="PATH", help="also write the JSON report to PATH"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("tui", "text", "json", "markdown"),
+        help="what to show (default: tui on a terminal, else text)",
+    )
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="add error-record files to the built-in dataset (repeatable)",
+    )
+    parser.add_argument(
+        "--rules",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="add rule files or folders; same id overrides a built-in rule",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="YAML/JSON training config facts the run cannot see",
+    )
+    parser.add_argument(
+        "--frames",
+        type=int,
+        default=21,
+        metavar="N",
+        help="module calls kept before the event (default 21)",
+    )
+    parser.add_argument(
+        "--no-backward",
+        action="store_true",
+        help="do not check gradients flowing through modules (faster)",
+    )
+    parser.add_argument(
+        "--sample-every",
+        type=int,
+        default=1,
+        metavar="K",
+        help="check every K-th optimizer step in full (default 1: all)",
+    )
+    parser.add_argument(
+        "--detail-every",
+        type=int,
+        default=16,
+        metavar="K",
+        help="hook every module call on every K-th step and after warning "
+        "signs; the steps between check the model's outputs, loss, "
+        "gradients and weights, and replay the step in detail at an "
+        "event (default 16; 1: every step in detail)",
+    )
+    parser.add_argument(
+        "--max-steps", type=int, metavar="N", help="stop the script cleanly after N optimizer steps"
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-run the script with each top fix applied to a temporary copy",
+    )
+    parser.add_argument(
+        "--nproc",
+        type=int,
+        metavar="N",
+        help="run the script on N local processes with torchrun's launcher "
+        "(DDP/FSDP); one report names the rank where it began",
+    )
     parser.add_argument("script", metavar="SCRIPT", help="the training script to run")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS",
-                        help="arguments for the script")
+    parser.add_argument(
+        "script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -73,9 +120,16 @@ def main(args: argparse.Namespace) -> int:
     if fmt == "tui" and not _interactive():
         fmt = "text"
     options = RunOptions(
-        frames=args.frames, backward=not args.no_backward, sample_every=args.sample_every,
-        detail_every=args.detail_every, max_steps=args.max_steps, config_file=args.config, rules=args.rules,
-        datasets=args.dataset, verify=args.verify, debug=args.debug,
+        frames=args.frames,
+        backward=not args.no_backward,
+        sample_every=args.sample_every,
+        detail_every=args.detail_every,
+        max_steps=args.max_steps,
+        config_file=args.config,
+        rules=args.rules,
+        datasets=args.dataset,
+        verify=args.verify,
+        debug=args.debug,
     )
     stdout = sys.stdout
     if target is not None:
@@ -85,8 +139,9 @@ def main(args: argparse.Namespace) -> int:
             from diagnose.report import ScriptInfo
 
             check_script(args.script)
-            target.claim(unfinished_report(ScriptInfo(path=args.script,
-                                                      argv=list(args.script_args))))
+            target.claim(
+                unfinished_report(ScriptInfo(path=args.script, argv=list(args.script_args)))
+            )
         return _emit(_launch(args, options), target, fmt, stdout)
     from diagnose.distributed.context import DistContext
 
@@ -100,11 +155,17 @@ def main(args: argparse.Namespace) -> int:
         with redirect:
             from diagnose.distributed.rank import run_rank
 
-            return run_rank(ctx, args.script, args.script_args, options,
-                            lambda report: _emit(report, target, fmt, stdout))
+            return run_rank(
+                ctx,
+                args.script,
+                args.script_args,
+                options,
+                lambda report: _emit(report, target, fmt, stdout),
+            )
     script = Path(os.path.abspath(args.script))  # patched where it is, even after a chdir
-    options.on_hard_exit = lambda raw, code: _hard_exit(raw, code, script, options, target,
-                                                        fmt, stdout)
+    options.on_hard_exit = lambda raw, code: _hard_exit(
+        raw, code, script, options, target, fmt, stdout
+    )
     with redirect:
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
@@ -129,18 +190,21 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
         return raw, True
 
 
-def _hard_exit(raw, code: int, script: Path, options, target: ReportFile | None, fmt: str,
-               stdout) -> None:
+def _hard_exit(
+    raw, code: int, script: Path, options, target: ReportFile | None, fmt: str, stdout
+) -> None:
     """The script called ``os._exit``: analyse (no verification), write, show, then it exits."""
     options.verify = False
-    print(f"diagnose: the script called os._exit({code}); what the run saw follows",
-          file=sys.stderr)
+    print(
+        f"diagnose: the script called os._exit({code}); what the run saw follows", file=sys.stderr
+    )
     report, _ = analyse(raw, script, options, target)
     _emit(report, target, "text" if fmt == "tui" else fmt, stdout)
 
 
-def _emit(report, target: ReportFile | None, fmt: str, stdout,
-          analysis_stopped: bool = False) -> int:
+def _emit(
+    report, target: ReportFile | None, fmt: str, stdout, analysis_stopped: bool = False
+) -> int:
     """Write ``--report``, show the report on the real stdout, and return the exit status.
 
     A report that cannot be written is said in one line; the diagnosis is shown all the same.
@@ -149,9 +213,11 @@ def _emit(report, target: ReportFile | None, fmt: str, stdout,
         if target.write(report):
             print(f"diagnose: report written to {one_line(target.path)}", file=sys.stderr)
         else:
-            print(f"diagnose: could not write the report to {one_line(target.path)}: "
-                  f"{one_line(target.failure)}",
-                  file=sys.stderr)
+            print(
+                f"diagnose: could not write the report to {one_line(target.path)}: "
+                f"{one_line(target.failure)}",
+                file=sys.stderr,
+            )
     with contextlib.redirect_stdout(stdout):
         show(report, fmt, report_path=target.path if target is not None else None)
     return exit_status(report, analysis_stopped)
@@ -172,8 +238,14 @@ def _launch(args: argparse.Namespace, options):
     """``--nproc N``: every rank gets the tracing options; analysis happens here, once."""
     from diagnose.distributed.launch import launch
 
-    rank_args = ["--frames", str(args.frames), "--sample-every", str(args.sample_every),
-                 "--detail-every", str(args.detail_every)]
+    rank_args = [
+        "--frames",
+        str(args.frames),
+        "--sample-every",
+        str(args.sample_every),
+        "--detail-every",
+        str(args.detail_every),
+    ]
     if args.no_backward:
         rank_args.append("--no-backward")
     if args.max_steps is not None:

@@ -37,17 +37,24 @@ def combine(evidence: dict[int, dict[str, Any]], world_size: int) -> Report:
         producer = _local_producer(evidence, primary)
     elif exceptions:
         primary = min(exceptions, key=lambda r: (evidence[r].get("time", math.inf), r))
-    base_rank = primary if primary is not None else (
-        interrupted[0] if interrupted and evidence[interrupted[0]].get("report")
-        else _first_with_report(evidence))
+    base_rank = (
+        primary
+        if primary is not None
+        else (
+            interrupted[0]
+            if interrupted and evidence[interrupted[0]].get("report")
+            else _first_with_report(evidence)
+        )
+    )
     report = _report_of(evidence, base_rank)
     if report.event is not None:
         named = producer if producer is not None else primary
         report.event.rank = named
-        report.event.details = [*_rank_lines(evidence, world_size, named, primary),
-                                *report.event.details]
-    elif report.status == "clean" and any(
-            evidence[r].get("status") != "clean" for r in ranks):
+        report.event.details = [
+            *_rank_lines(evidence, world_size, named, primary),
+            *report.event.details,
+        ]
+    elif report.status == "clean" and any(evidence[r].get("status") != "clean" for r in ranks):
         report.status = "exception"
         report.event = _stopped_event(evidence)
     report.ranks = _summaries(evidence, world_size, producer if producer is not None else primary)
@@ -62,7 +69,8 @@ def combine(evidence: dict[int, dict[str, Any]], world_size: int) -> Report:
     if missing:
         report.warnings.append(
             f"no evidence from rank(s) {', '.join(map(str, missing))}: ended before handing "
-            "it over (killed outright?), or never reached the launch's store")
+            "it over (killed outright?), or never reached the launch's store"
+        )
     return report
 
 
@@ -73,8 +81,13 @@ def _order(data: dict[str, Any]) -> tuple[Any, ...]:
     received = 0 if local is False else (1 if local is None else 2)
     if phase != "backward":
         received = 0
-    return (step if step is not None else math.inf, PHASE_ORDER.get(phase, 5), received,
-            data.get("time", math.inf), data.get("rank", 0))
+    return (
+        step if step is not None else math.inf,
+        PHASE_ORDER.get(phase, 5),
+        received,
+        data.get("time", math.inf),
+        data.get("rank", 0),
+    )
 
 
 def _local_producer(evidence: dict[int, dict[str, Any]], primary: int) -> int | None:
@@ -102,17 +115,23 @@ def _report_of(evidence: dict[int, dict[str, Any]], rank: int | None) -> Report:
 
 def _stopped_event(evidence: dict[int, dict[str, Any]]) -> Event:
     first = min(evidence.values(), key=lambda d: d.get("time", math.inf))
-    return Event(kind="exception", message=f"rank {first.get('rank')}: {first.get('summary')}",
-                 rank=first.get("rank"))
+    return Event(
+        kind="exception",
+        message=f"rank {first.get('rank')}: {first.get('summary')}",
+        rank=first.get("rank"),
+    )
 
 
-def _rank_lines(evidence: dict[int, dict[str, Any]], world_size: int, named: int | None,
-                primary: int | None) -> list[str]:
+def _rank_lines(
+    evidence: dict[int, dict[str, Any]], world_size: int, named: int | None, primary: int | None
+) -> list[str]:
     lines = [f"born on rank {named} of {world_size}"]
     if named != primary and primary is not None:
         bad = (evidence[named].get("local_grads") or {}).get("nonfinite_params") or []
-        lines.append(f"rank {named}'s own gradients were non-finite before the all-reduce "
-                     f"({', '.join(bad[:4]) or 'a bucket'}); rank {primary} received them")
+        lines.append(
+            f"rank {named}'s own gradients were non-finite before the all-reduce "
+            f"({', '.join(bad[:4]) or 'a bucket'}); rank {primary} received them"
+        )
     for r in range(world_size):
         data = evidence.get(r)
         text = data.get("summary", "") if data else "no evidence"
@@ -120,8 +139,9 @@ def _rank_lines(evidence: dict[int, dict[str, Any]], world_size: int, named: int
     return lines
 
 
-def _summaries(evidence: dict[int, dict[str, Any]], world_size: int,
-               named: int | None) -> list[RankSummary]:
+def _summaries(
+    evidence: dict[int, dict[str, Any]], world_size: int, named: int | None
+) -> list[RankSummary]:
     out = []
     for r in range(world_size):
         data = evidence.get(r)
@@ -129,11 +149,16 @@ def _summaries(evidence: dict[int, dict[str, Any]], world_size: int,
             out.append(RankSummary(rank=r, status="missing", summary="no evidence written"))
             continue
         phase = data.get("phase")
-        out.append(RankSummary(
-            rank=r, status=data.get("status", "missing"), summary=data.get("summary", ""),
-            step=data.get("step"), phase=phase if phase in PHASE_ORDER and phase else None,
-            history_length=int(data.get("history_length") or 0),
-            local_grads_finite=(data.get("local_grads") or {}).get("finite"),
-            primary=r == named,
-        ))
+        out.append(
+            RankSummary(
+                rank=r,
+                status=data.get("status", "missing"),
+                summary=data.get("summary", ""),
+                step=data.get("step"),
+                phase=phase if phase in PHASE_ORDER and phase else None,
+                history_length=int(data.get("history_length") or 0),
+                local_grads_finite=(data.get("local_grads") or {}).get("finite"),
+                primary=r == named,
+            )
+        )
     return out

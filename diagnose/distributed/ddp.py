@@ -36,10 +36,16 @@ class GradWatch:
 
     def install(self) -> None:
         watch = self
-        init, register, builtin = (DDP.__init__, DDP.register_comm_hook,
-                                   DDP._register_builtin_comm_hook)
-        self._saved = [("__init__", init), ("register_comm_hook", register),
-                       ("_register_builtin_comm_hook", builtin)]
+        init, register, builtin = (
+            DDP.__init__,
+            DDP.register_comm_hook,
+            DDP._register_builtin_comm_hook,
+        )
+        self._saved = [
+            ("__init__", init),
+            ("register_comm_hook", register),
+            ("_register_builtin_comm_hook", builtin),
+        ]
 
         def __init__(ddp: Any, *args: Any, **kwargs: Any) -> None:
             init(ddp, *args, **kwargs)
@@ -54,8 +60,10 @@ class GradWatch:
             return register(ddp, state, hook)
 
         def _register_builtin_comm_hook(ddp: Any, comm_hook_type: Any) -> None:
-            hooks = {"ALLREDUCE": default_hooks.allreduce_hook,
-                     "FP16_COMPRESS": default_hooks.fp16_compress_hook}
+            hooks = {
+                "ALLREDUCE": default_hooks.allreduce_hook,
+                "FP16_COMPRESS": default_hooks.fp16_compress_hook,
+            }
             hook = hooks.get(getattr(comm_hook_type, "name", ""))
             if hasattr(ddp, _INNER) and getattr(ddp, _INNER) is None and hook is not None:
                 setattr(ddp, _INNER, (ddp.process_group, hook))
@@ -84,8 +92,11 @@ class GradWatch:
                 # One sum (half the cost of aminmax): any nan/inf makes it non-finite.
                 # Accumulated in at least fp32 so that fp16 buckets do not overflow it.
                 wide = torch.float64 if buf.dtype == torch.float64 else torch.float32
-                total = buf.detach().abs().sum(dtype=wide) if buf.is_complex() else \
-                    buf.detach().sum(dtype=wide)
+                total = (
+                    buf.detach().abs().sum(dtype=wide)
+                    if buf.is_complex()
+                    else buf.detach().sum(dtype=wide)
+                )
             watch._current.append((bucket.index(), total, bucket.parameters()))
             if bucket.is_last():
                 watch.iterations.append(watch._current)
@@ -119,8 +130,12 @@ class GradWatch:
                 return None
             if not math.isfinite(float(total)):
                 bad.extend(names.get(id(p), f"bucket {index}") for p in params)
-        return {"finite": not bad, "iteration": self.completed,
-                "buckets": len(buckets), "nonfinite_params": bad[:16]}
+        return {
+            "finite": not bad,
+            "iteration": self.completed,
+            "buckets": len(buckets),
+            "nonfinite_params": bad[:16],
+        }
 
     def _param_names(self) -> dict[int, str]:
         names: dict[int, str] = {}

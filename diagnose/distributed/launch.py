@@ -21,8 +21,9 @@ from diagnose.distributed.store import RUN_ID_ENV, STORE_ENV, namespace
 from diagnose.report import Event, Report, ScriptInfo
 
 
-def launch(script: str | Path, argv: Sequence[str], nproc: int, options: Any,
-           rank_args: Sequence[str] = ()) -> Report:
+def launch(
+    script: str | Path, argv: Sequence[str], nproc: int, options: Any, rank_args: Sequence[str] = ()
+) -> Report:
     """Run ``script`` on ``nproc`` local ranks and return the analysed combined report."""
     from torch.distributed import PrefixStore, TCPStore
 
@@ -33,13 +34,22 @@ def launch(script: str | Path, argv: Sequence[str], nproc: int, options: Any,
     check_script(script)
     server = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
     run_id = uuid.uuid4().hex
-    settings = {STORE_ENV: f"127.0.0.1:{server.port}", RUN_ID_ENV: run_id,
-                AGGREGATOR_ENV: "parent"}
+    settings = {STORE_ENV: f"127.0.0.1:{server.port}", RUN_ID_ENV: run_id, AGGREGATOR_ENV: "parent"}
     saved = {k: os.environ.get(k) for k in settings}
     os.environ.update(settings)
     try:
-        failure, stopped = _torchrun(["--standalone", "--nproc_per_node", str(nproc), "-m",
-                                      "diagnose", *rank_args, str(script), *argv])
+        failure, stopped = _torchrun(
+            [
+                "--standalone",
+                "--nproc_per_node",
+                str(nproc),
+                "-m",
+                "diagnose",
+                *rank_args,
+                str(script),
+                *argv,
+            ]
+        )
         store = PrefixStore(namespace({RUN_ID_ENV: run_id}), server)
         evidence = read_all(store, nproc)
     finally:
@@ -50,10 +60,15 @@ def launch(script: str | Path, argv: Sequence[str], nproc: int, options: Any,
                 os.environ[key] = value
     if not evidence:
         why = failure or "the launch ended without any"
-        report = Report(status="exception", script=ScriptInfo(path=str(script), argv=list(argv)),
-                        event=Event(kind="exception", exception_type="LaunchError",
-                                    message=f"no rank wrote its evidence ({why}); "
-                                            "see the ranks' output above"))
+        report = Report(
+            status="exception",
+            script=ScriptInfo(path=str(script), argv=list(argv)),
+            event=Event(
+                kind="exception",
+                exception_type="LaunchError",
+                message=f"no rank wrote its evidence ({why}); see the ranks' output above",
+            ),
+        )
     else:
         report = combine(evidence, nproc)
     if stopped is not None:

@@ -9,8 +9,13 @@ from diagnose.distributed.context import DistContext
 from diagnose.report import Report
 
 
-def run_rank(ctx: DistContext, script: str | Path, argv: Sequence[str], options: object,
-             emit: Callable[[Report], None]) -> int:
+def run_rank(
+    ctx: DistContext,
+    script: str | Path,
+    argv: Sequence[str],
+    options: object,
+    emit: Callable[[Report], None],
+) -> int:
     """Run ``script`` as rank ``ctx.rank``; the rank that combines the evidence analyses the
     combined report and passes it to ``emit``. Returns the exit status (0 clean, 1 not)."""
     from diagnose.distributed.session import RankSession

@@ -76,8 +76,10 @@ class RankSession:
             conns.open()
             self.conns = conns
         except (RuntimeError, OSError) as exc:
-            self._say(f"cannot reach {self.ctx.store.describe()} ({_first_line(exc)}); "
-                      "this rank reports on its own")
+            self._say(
+                f"cannot reach {self.ctx.store.describe()} ({_first_line(exc)}); "
+                "this rank reports on its own"
+            )
         self.grads.install()
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
@@ -85,8 +87,9 @@ class RankSession:
         if threading.current_thread() is threading.main_thread():
             self._old_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
         if self.conns is not None:
-            self._thread = threading.Thread(target=self._watch, name="diagnose-rank-watch",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._watch, name="diagnose-rank-watch", daemon=True
+            )
             self._thread.start()
 
     def set_tracer(self, tracer: Any) -> None:
@@ -135,8 +138,7 @@ class RankSession:
     def _watch(self) -> None:
         polls = 0
         while not self._stop.is_set():
-            if polls % BEAT_EVERY == 0 and self._store(
-                    lambda s: ev.beat(s, self.ctx.rank)) is None:
+            if polls % BEAT_EVERY == 0 and self._store(lambda s: ev.beat(s, self.ctx.rank)) is None:
                 return  # the store is gone: nobody is left to tell
             polls += 1
             time.sleep(POLL_S)
@@ -160,8 +162,9 @@ class RankSession:
         why = "terminated by the launcher (SIGTERM)"
         if peer is not None:
             why += f" after rank {peer.get('rank')} ended ({peer.get('status')})"
-        self.exit(self._finish(self._stopped_evidence(
-            why, ended_by=peer.get("rank") if peer else None)))
+        self.exit(
+            self._finish(self._stopped_evidence(why, ended_by=peer.get("rank") if peer else None))
+        )
 
     # -- evidence ------------------------------------------------------------------------
 
@@ -171,8 +174,7 @@ class RankSession:
         tracer = self.tracer
         history = list(getattr(tracer, "history", []) or [])
         steps = getattr(tracer, "steps_recorded", len(history))
-        dist_config: dict[str, Any] = {"world_size": self.ctx.world_size,
-                                       **process_group_config()}
+        dist_config: dict[str, Any] = {"world_size": self.ctx.world_size, **process_group_config()}
         ddp = self.grads.config()
         if ddp is not None:
             dist_config["ddp"] = ddp
@@ -183,11 +185,16 @@ class RankSession:
         except Exception:
             local = None
         return {
-            "rank": self.ctx.rank, "pid": os.getpid(), "status": status, "time": ended,
-            "started": self.started, "step": getattr(tracer, "step", None),
+            "rank": self.ctx.rank,
+            "pid": os.getpid(),
+            "status": status,
+            "time": ended,
+            "started": self.started,
+            "step": getattr(tracer, "step", None),
             "history_length": steps,
             "last_loss": history[-1].loss if history else None,
-            "local_grads": local, "distributed": dist_config,
+            "local_grads": local,
+            "distributed": dist_config,
         }
 
     def _own_evidence(self, report: Report, ended: float) -> dict[str, Any]:
@@ -205,8 +212,10 @@ class RankSession:
                 data["summary"] = f"raised {event.exception_type}: {event.message}"
             if status == "stopped":
                 assert peer is not None
-                data["summary"] = (f"stopped after rank {peer.get('rank')} ended: raised "
-                                   f"{event.exception_type}: {event.message}")
+                data["summary"] = (
+                    f"stopped after rank {peer.get('rank')} ended: raised "
+                    f"{event.exception_type}: {event.message}"
+                )
                 data["ended_by"] = peer.get("rank")
         elif report.interruption is not None:
             data["summary"] = report.interruption.message
@@ -249,8 +258,10 @@ class RankSession:
                 found = self._store(lambda s: ev.gather(s, self.ctx.world_size)) or found
             return self._report(found, through_store=published)
         if self.ctx.aggregator == "rank0":
-            self._say(f"{evidence['summary']}; the report of all {self.ctx.world_size} ranks "
-                      "comes from rank 0 (node 0)")
+            self._say(
+                f"{evidence['summary']}; the report of all {self.ctx.world_size} ranks "
+                "comes from rank 0 (node 0)"
+            )
         elif status in TERMINAL:
             self._say(evidence["summary"])
         return Outcome(code)
@@ -269,8 +280,10 @@ class RankSession:
         return Outcome(0 if report.status == "clean" else 1, report)
 
     def _say(self, text: str) -> None:
-        print(f"diagnose: rank {self.ctx.rank} (node {self.ctx.node}): {one_line(text)}",
-              file=sys.stderr)
+        print(
+            f"diagnose: rank {self.ctx.rank} (node {self.ctx.node}): {one_line(text)}",
+            file=sys.stderr,
+        )
 
     def exit(self, outcome: Outcome) -> None:
         """End the process at once with the outcome's status, output flushed (diagnose's own

@@ -41,12 +41,16 @@ def run_cases(rules: list[Rule]) -> tuple[int, list[CaseFailure]]:
                 timeouts: list[str] = []
                 fired = rule_confidence(rule, dict(facts), timeouts) is not None
                 if fired != want or timeouts:
-                    reason = "expected the rule to fire, it did not" if want else (
-                        "expected the rule not to fire, it did"
+                    reason = (
+                        "expected the rule to fire, it did not"
+                        if want
+                        else ("expected the rule not to fire, it did")
                     )
                     if timeouts:
                         reason = f"a `matches` test ran past its time bound on {timeouts[0]}"
                     failures.append(
-                        CaseFailure(rule.id, rule.path, rule.lines.get(f"{kind}[{i}]"), kind, i, reason)
+                        CaseFailure(
+                            rule.id, rule.path, rule.lines.get(f"{kind}[{i}]"), kind, i, reason
+                        )
                     )
     return count, failures

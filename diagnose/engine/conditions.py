@@ -70,9 +70,9 @@ def compare(fact: Any, operator: str, value: Any) -> bool:
         if operator == "between":
             low, high = value
             return low <= fact <= high
-        return {
-            "gt": fact > value, "ge": fact >= value, "lt": fact < value, "le": fact <= value
-        }[operator]
+        return {"gt": fact > value, "ge": fact >= value, "lt": fact < value, "le": fact <= value}[
+            operator
+        ]
     if operator == "contains":
         if isinstance(fact, str):
             return isinstance(value, str) and value in fact
@@ -111,7 +111,9 @@ def walk_tests(node: Node | None) -> list[Node]:
     if node is None:
         return []
     if "all" in node or "any" in node:
-        return [leaf for child in node.get("all", node.get("any", [])) for leaf in walk_tests(child)]
+        return [
+            leaf for child in node.get("all", node.get("any", [])) for leaf in walk_tests(child)
+        ]
     if "not" in node:
         return walk_tests(node["not"])
     return [node]

@@ -66,15 +66,24 @@ def _table(title: str, intro: list[str], header: str, rows: dict[str, str]) -> l
 
 
 def _operators() -> list[str]:
-    return _table("Operators", [
-        "A comparison with a fact that is absent or null is false (`ne` and `not_in` included);",
-        "test for absence with `missing`. `true` never equals `1`.",
-    ], "| operator | true when |", OPERATORS)
+    return _table(
+        "Operators",
+        [
+            "A comparison with a fact that is absent or null is false (`ne` and `not_in` included);",
+            "test for absence with `missing`. `true` never equals `1`.",
+        ],
+        "| operator | true when |",
+        OPERATORS,
+    )
 
 
 def _facts() -> list[str]:
-    return _table("Facts", ["Every symptom is also a fact, `symptom.<id>`, holding its confidence."],
-                  "| fact | meaning |", FACTS)
+    return _table(
+        "Facts",
+        ["Every symptom is also a fact, `symptom.<id>`, holding its confidence."],
+        "| fact | meaning |",
+        FACTS,
+    )
 
 
 def _symptoms() -> list[str]:

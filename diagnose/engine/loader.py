@@ -110,7 +110,9 @@ def _parse(text: str) -> tuple[Any, yaml.Node | None]:
     return data, node
 
 
-def _node_at(node: yaml.Node | None, path: Iterable[Any], key_of_last: bool = False) -> yaml.Node | None:
+def _node_at(
+    node: yaml.Node | None, path: Iterable[Any], key_of_last: bool = False
+) -> yaml.Node | None:
     """The YAML node at a JSON path (the key node of the last step when key_of_last)."""
     steps = list(path)
     for i, step in enumerate(steps):
@@ -221,8 +223,10 @@ def rule_files(path: Path) -> list[Path]:
     if not path.is_dir():
         return [path]
     return sorted(
-        p for p in path.rglob("*")
-        if not p.is_dir() and p.suffix in RULE_SUFFIXES
+        p
+        for p in path.rglob("*")
+        if not p.is_dir()
+        and p.suffix in RULE_SUFFIXES
         and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts)
     )
 
@@ -240,7 +244,9 @@ def load_rule_file(
         raise _Located(1, f"a rule is a YAML mapping, got {type(data).__name__}")
     _validate(data, rule_schema(), root)
     if data["id"] != path.stem:
-        raise _Located(_line(root, ["id"]), f"id {data['id']!r} must equal the file name {path.stem!r}")
+        raise _Located(
+            _line(root, ["id"]), f"id {data['id']!r} must equal the file name {path.stem!r}"
+        )
     if data["symptom"] not in TITLES:
         raise _Located(
             _line(root, ["symptom"]),
@@ -308,7 +314,9 @@ def _check_conditions(node: Node | None, root: yaml.Node | None) -> None:
             try:
                 compile_bounded(node["value"])
             except UnboundedPattern as exc:
-                raise _Located(_line(root, [*path, "value"]), f"bad regular expression: {exc}") from None
+                raise _Located(
+                    _line(root, [*path, "value"]), f"bad regular expression: {exc}"
+                ) from None
 
     if node is not None:
         visit(node, ["conditions"])
@@ -331,7 +339,9 @@ def _load_tree(
             problems.append(LoadProblem(str(file), exc.line, exc.reason))
             continue
         if rule.id in seen:
-            problems.append(LoadProblem(str(file), 1, f"duplicate rule id {rule.id!r} (also {seen[rule.id]})"))
+            problems.append(
+                LoadProblem(str(file), 1, f"duplicate rule id {rule.id!r} (also {seen[rule.id]})")
+            )
             continue
         seen[rule.id] = str(file)
         rules.append(rule)

@@ -62,8 +62,10 @@ def _is_nonfinite_number(value: Any) -> bool:
 
 
 def _stats_nonfinite(stats: Any) -> bool:
-    return bool(get(stats, "nan")) or bool(get(stats, "inf")) or _is_nonfinite_number(
-        get(stats, "abs_max")
+    return (
+        bool(get(stats, "nan"))
+        or bool(get(stats, "inf"))
+        or _is_nonfinite_number(get(stats, "abs_max"))
     )
 
 
@@ -86,7 +88,9 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         try:
             group(report, facts)
         except Exception as exc:  # odd evidence must not stop the diagnosis
-            warnings.append(f"facts: {group.__name__.strip('_')} skipped: {type(exc).__name__}: {exc}")
+            warnings.append(
+                f"facts: {group.__name__.strip('_')} skipped: {type(exc).__name__}: {exc}"
+            )
     return {k: v for k, v in facts.items() if v is not None}, warnings
 
 
@@ -133,8 +137,12 @@ def _event_facts(report: Report, facts: Facts) -> None:
     if phase == "input":
         words = " ".join(
             str(x)
-            for x in (message, *(get(event, "details") or []), get(event, "tensor"),
-                      *(get(s, "name") for s in get(event, "op_inputs") or []))
+            for x in (
+                message,
+                *(get(event, "details") or []),
+                get(event, "tensor"),
+                *(get(s, "name") for s in get(event, "op_inputs") or []),
+            )
             if x
         ).lower()
         facts["event.input_role"] = "targets" if re.search(r"target|label", words) else "inputs"
@@ -220,16 +228,16 @@ def _op_source_facts(report: Report, facts: Facts) -> None:
     dtype = op_dtype(report.event)
     if not sources or dtype is None:
         return
-    zero_flags = _zero_flags(get(report.event, "op_inputs") or [],
-                             _detail_minimums(get(report.event, "details") or []))
+    zero_flags = _zero_flags(
+        get(report.event, "op_inputs") or [], _detail_minimums(get(report.event, "details") or [])
+    )
     for source in sources:
         index = get(source, "input")
         if not isinstance(index, int) or not 0 <= index < len(zero_flags):
             continue
         if not zero_flags[index]:
             continue
-        lost = [v for v in _plain_floats(get(source, "numbers") or [])
-                if rounds_to_zero(v, dtype)]
+        lost = [v for v in _plain_floats(get(source, "numbers") or []) if rounds_to_zero(v, dtype)]
         if lost:
             facts["op_input.eps_lost"] = max(lost)
             facts["op_input.eps_op"] = get(source, "op")
@@ -247,8 +255,9 @@ def _plain_floats(values: Iterable[Any]) -> list[float]:
 
 def _zero_flags(inputs: list[Any], true_mins: list[float | None]) -> list[bool | None]:
     """For each op input, whether it holds 0 (None: unknown)."""
-    return [_zero_flag(s, true_mins[i] if i < len(true_mins) else None)
-            for i, s in enumerate(inputs)]
+    return [
+        _zero_flag(s, true_mins[i] if i < len(true_mins) else None) for i, s in enumerate(inputs)
+    ]
 
 
 _DETAIL_MIN = re.compile(r"min \|x\| = ([-+0-9.eE]+|nan|inf)")
@@ -322,8 +331,8 @@ def _config_facts(report: Report, facts: Facts) -> None:
     facts["precision"] = precision
     event_dtype = facts.get("event.dtype")
     facts["precision.fp16"] = precision in ("fp16", "fp16-autocast") or event_dtype == "float16"
-    facts["precision.low"] = facts["precision.fp16"] or precision.startswith("bf16") or (
-        event_dtype == "bfloat16"
+    facts["precision.low"] = (
+        facts["precision.fp16"] or precision.startswith("bf16") or (event_dtype == "bfloat16")
     )
     optimizer = get(config, "optimizer")
     key = optimizer.rsplit(".", 1)[-1].lower() if isinstance(optimizer, str) and optimizer else None
@@ -346,8 +355,10 @@ def _config_facts(report: Report, facts: Facts) -> None:
             facts["lr_vs_typical"] = lr / typical
     scheduler = get(config, "lr_scheduler")
     if scheduler:
-        facts["lr_scheduler"] = scheduler if isinstance(scheduler, str) else str(
-            get(scheduler, "name") or get(scheduler, "class") or "yes"
+        facts["lr_scheduler"] = (
+            scheduler
+            if isinstance(scheduler, str)
+            else str(get(scheduler, "name") or get(scheduler, "class") or "yes")
         )
 
     clip = get(config, "grad_clip")
@@ -379,7 +390,7 @@ def _config_facts(report: Report, facts: Facts) -> None:
 
 def _window(values: list[float | None]) -> list[float]:
     finite = [v for v in values if v is not None]
-    return finite[-int(threshold("trend_window", 6)):]
+    return finite[-int(threshold("trend_window", 6)) :]
 
 
 def _growth(values: list[float]) -> float | None:
@@ -427,9 +438,13 @@ def _history_facts(report: Report, facts: Facts) -> None:
         _series_facts(facts, losses, "loss", trend="loss_trend")
     all_losses = [abs(v) for v in (num(r.loss) for r in history) if v is not None]
     # A summary row's extremes count for the largest loss; its mean stands in the series.
-    extremes = [abs(v) for r in history if _summary(r) is not None
-                for v in (num(get(_summary(r), "loss_min")), num(get(_summary(r), "loss_max")))
-                if v is not None]
+    extremes = [
+        abs(v)
+        for r in history
+        if _summary(r) is not None
+        for v in (num(get(_summary(r), "loss_min")), num(get(_summary(r), "loss_max")))
+        if v is not None
+    ]
     if all_losses or extremes:
         facts["loss.max_abs"] = max(all_losses + extremes)
     if len(all_losses) >= 6:  # the whole run: a divergence that never turned non-finite
@@ -442,16 +457,16 @@ def _history_facts(report: Report, facts: Facts) -> None:
         _series_facts(facts, norms, "grad_norm", trend="grad_norm_growth")
         facts["grad_norm.max"] = max(norms)
     facts["grad_norm.nonfinite"] = any(
-        _is_nonfinite_number(r.grad_norm)
-        or _is_nonfinite_number(get(_summary(r), "grad_norm_max"))
-        for r in history)
+        _is_nonfinite_number(r.grad_norm) or _is_nonfinite_number(get(_summary(r), "grad_norm_max"))
+        for r in history
+    )
     weight_norms = _window([num(get(r, "weight_norm")) for r in history])
     if len(weight_norms) >= 2:
         facts["weight_norm_growth"] = _growth(weight_norms)
     ratios = [num(get(r, "update_ratio")) for r in history]
     ratios = [r for r in ratios if r is not None]
     if ratios:
-        facts["update_ratio.max"] = max(ratios[-int(threshold("trend_window", 6)):])
+        facts["update_ratio.max"] = max(ratios[-int(threshold("trend_window", 6)) :])
 
     scales = [num(r.loss_scale) for r in history]
     known = [s for s in scales if s is not None]
@@ -461,11 +476,14 @@ def _history_facts(report: Report, facts: Facts) -> None:
         facts["loss_scale.last"] = known[-1]
         facts["loss_scale.min"] = min(known)
         if known[-1] > 0:
-            facts["loss_scale.drop"] = max(known + [s for s in largest if s is not None]) / known[-1]
+            facts["loss_scale.drop"] = (
+                max(known + [s for s in largest if s is not None]) / known[-1]
+            )
     skipped = [bool(r.skipped) for r in history]
     facts["skipped_steps"] = sum(
         int(get(_summary(r), "skipped_steps") or 0) if _summary(r) is not None else int(flag)
-        for r, flag in zip(history, skipped, strict=True))
+        for r, flag in zip(history, skipped, strict=True)
+    )
     consecutive = 0
     for flag in reversed(skipped):
         if not flag:
@@ -549,7 +567,8 @@ def _weight_facts(report: Report, facts: Facts) -> None:
 def _target_facts(report: Report, facts: Facts) -> None:
     module_type = str(facts.get("event.module_type") or "").lower()
     is_ce = facts.get("event.op_family") == "cross_entropy" or module_type in (
-        "crossentropyloss", "nllloss"
+        "crossentropyloss",
+        "nllloss",
     )
     facts["loss.is_cross_entropy"] = is_ce
     if not is_ce or report.event is None:
@@ -557,7 +576,9 @@ def _target_facts(report: Report, facts: Facts) -> None:
     loss_fn = get(report.config, "loss_fn")
     ignore = get(loss_fn, "ignore_index") if isinstance(loss_fn, dict) else None
     ignore = get(report.event, "ignore_index", ignore)
-    ignore = int(ignore) if isinstance(ignore, int | float) and not isinstance(ignore, bool) else -100
+    ignore = (
+        int(ignore) if isinstance(ignore, int | float) and not isinstance(ignore, bool) else -100
+    )
     facts["targets.ignore_index"] = ignore
     explicit = get(report.event, "all_targets_ignored")
     if isinstance(explicit, bool):

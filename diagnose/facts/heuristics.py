@@ -30,12 +30,12 @@ DTYPE_MAX: dict[str, float] = {
 # Smallest positive value of each floating dtype (its smallest subnormal, 2**-24 in float16):
 # a positive number at or below half of it rounds to 0 there.
 DTYPE_SMALLEST: dict[str, float] = {
-    "float16": 2.0 ** -24,
-    "bfloat16": 2.0 ** -133,
-    "float32": 2.0 ** -149,
+    "float16": 2.0**-24,
+    "bfloat16": 2.0**-133,
+    "float32": 2.0**-149,
     "float64": 5e-324,
-    "float8_e4m3fn": 2.0 ** -9,
-    "float8_e5m2": 2.0 ** -16,
+    "float8_e4m3fn": 2.0**-9,
+    "float8_e5m2": 2.0**-16,
 }
 
 
@@ -50,16 +50,27 @@ def rounds_to_zero(x: float, dtype: str) -> bool:
 DTYPE_SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
 
 _DTYPE_ALIASES = {
-    "half": "float16", "fp16": "float16", "f16": "float16", "float16": "float16",
-    "bf16": "bfloat16", "bfloat16": "bfloat16",
-    "float": "float32", "fp32": "float32", "f32": "float32", "float32": "float32",
-    "double": "float64", "fp64": "float64", "float64": "float64",
+    "half": "float16",
+    "fp16": "float16",
+    "f16": "float16",
+    "float16": "float16",
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+    "float": "float32",
+    "fp32": "float32",
+    "f32": "float32",
+    "float32": "float32",
+    "double": "float64",
+    "fp64": "float64",
+    "float64": "float64",
 }
 
 # The dtype a precision setting computes activations in (None: not one dtype).
 PRECISION_DTYPE = {
-    "fp16": "float16", "fp16-autocast": "float16",
-    "bf16": "bfloat16", "bf16-autocast": "bfloat16",
+    "fp16": "float16",
+    "fp16-autocast": "float16",
+    "bf16": "bfloat16",
+    "bf16-autocast": "bfloat16",
     "fp32": "float32",
 }
 
@@ -94,7 +105,7 @@ def normalize_op(op: Any) -> str | None:
     name = name.lower()
     for prefix in _OP_PREFIXES:
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
     name = name.rsplit(".", 1)[0] if "." in name and not name.startswith(".") else name
     name = name.rsplit(".", 1)[-1]
     return name.strip("_") or None

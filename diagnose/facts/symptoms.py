@@ -88,7 +88,7 @@ def _worded(value: object) -> str | None:
 
 
 def _op_line(f: Facts, what: str) -> str:
-    """"the first -inf came out of log at train.py:24 ...": worded from what the op itself
+    """ "the first -inf came out of log at train.py:24 ...": worded from what the op itself
     returned, saying so when the value that was caught (a nan loss) came from it later."""
     op = f.get("event.op") or f.get("event.op_base")
     where = _where(f)
@@ -119,7 +119,8 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
         before = f.get("activation.steps_before_event")
         when = (
             f", {before} step{'s' if before != 1 else ''} before the {_value(f)}"
-            if isinstance(before, int) else ""
+            if isinstance(before, int)
+            else ""
         )
         evidence.append(
             f"activation |x| max {fmt(f.get('activation.max_abs'))} in fp16{where}, "
@@ -128,7 +129,9 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
     loss_ratio = f.get("loss.fp16_ratio")
     if loss_ratio is not None and loss_ratio >= 0.1:
         parts.append(0.85 if loss_ratio >= 0.5 else 0.5)
-        evidence.append(f"loss reached {fmt(f.get('loss.max_abs'))}, {loss_ratio:.0%} of fp16's range")
+        evidence.append(
+            f"loss reached {fmt(f.get('loss.max_abs'))}, {loss_ratio:.0%} of fp16's range"
+        )
     if f.get("event.dtype") == "float16" and f.get("event.has_inf"):
         largest = f.get("op_input.max_abs")
         if f.get("event.op_family") == "reduce" and largest is not None and largest < 65504:
@@ -216,8 +219,10 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     parts: list[float] = []
     evidence: list[str] = []
     ratio = f.get("lr_vs_typical")
-    lr_note = (f"lr {fmt(f.get('lr'))} is {fmt(ratio)}x the usual {fmt(f.get('lr.typical'))} "
-               f"for {f.get('optimizer')} ({f.get('lr.typical_source')})")
+    lr_note = (
+        f"lr {fmt(f.get('lr'))} is {fmt(ratio)}x the usual {fmt(f.get('lr.typical'))} "
+        f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
+    )
     if ratio is not None and ratio >= 10:
         # Two orders of magnitude above the optimizer's usual lr is a cause on its own: the
         # trends and overflows that follow (exploding gradients, exp of a drifting input) are
@@ -303,7 +308,9 @@ def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
         and not f.get("event.op_family")
     ):
         parts.append(0.4)
-        evidence.append(f"the first inf appeared in the {f['event.phase']} pass {_where(f)}".rstrip())
+        evidence.append(
+            f"the first inf appeared in the {f['event.phase']} pass {_where(f)}".rstrip()
+        )
     if not parts:
         return None
     confidence = _driven_by_lr(f, min(_noisy_or(*parts), 0.95), evidence, "they grew")
@@ -316,7 +323,8 @@ def no_grad_clipping(f: Facts, report: Report) -> Symptom | None:
     if not f.get("history.steps") or f.get("event.step") == 0:
         return None  # before any update, clipping could not have changed anything
     if f.get("event.phase") not in ("backward", "optimizer") and not (
-            lr_too_high(f, report) or exploding_gradients(f, report)):
+        lr_too_high(f, report) or exploding_gradients(f, report)
+    ):
         return None  # a forward op's own fault (log(0), x/0, an fp16 eps): no update size in it
     confidence = 0.8 if f.get("config.captured") else 0.4
     return Symptom(
@@ -359,7 +367,10 @@ def log_domain(f: Facts, report: Report) -> Symptom | None:
     if zero and (not negative or "inf" in value):
         confidence, what = 0.95, f"its input holds 0 (|x| min {fmt(f.get('op_input.min_abs'))})"
     elif negative:
-        confidence, what = 0.95, f"its input holds negative numbers (min {fmt(f.get('op_input.min'))})"
+        confidence, what = (
+            0.95,
+            f"its input holds negative numbers (min {fmt(f.get('op_input.min'))})",
+        )
     elif value == "-inf":
         confidence, what = 0.9, "log gives -inf only at 0"
     elif "nan" in value:
@@ -380,10 +391,15 @@ def division_by_zero(f: Facts, report: Report) -> Symptom | None:
         confidence, what = 0.85, "an input holds 0"
     elif f.get("event.in_backward") and _gradient_overflows(f):
         confidence = 0.85
-        what = (f"the divisor is as small as {fmt(f.get('op_input.divisor_min_abs'))}: the "
-                "gradient -a/b^2 overflows")
+        what = (
+            f"the divisor is as small as {fmt(f.get('op_input.divisor_min_abs'))}: the "
+            "gradient -a/b^2 overflows"
+        )
     elif (f.get("op_input.divisor_min_abs") or 1.0) < 1e-30:
-        confidence, what = 0.8, f"the divisor is as small as {fmt(f.get('op_input.divisor_min_abs'))}"
+        confidence, what = (
+            0.8,
+            f"the divisor is as small as {fmt(f.get('op_input.divisor_min_abs'))}",
+        )
     elif f.get("op_input.divisor_has_zero") is False:
         confidence, what = 0.3, "the divisor has no zero; the numerator may be huge"
     else:
@@ -421,7 +437,10 @@ def sqrt_at_zero(f: Facts, report: Report) -> Symptom | None:
         else:
             confidence, what = 0.8, "the gradient of sqrt (or a norm) is inf at 0"
     elif f.get("op_input.has_negative"):
-        confidence, what = 0.9, f"its input holds negative numbers (min {fmt(f.get('op_input.min'))})"
+        confidence, what = (
+            0.9,
+            f"its input holds negative numbers (min {fmt(f.get('op_input.min'))})",
+        )
     elif f.get("event.has_nan"):
         confidence, what = 0.7, "sqrt gives nan for negative input"
     else:
@@ -455,7 +474,10 @@ def pow_negative_base(f: Facts, report: Report) -> Symptom | None:
     if negative is False and f.get("event.in_backward"):
         return None  # a gradient born at a zero base: see sqrt_at_zero
     if negative:
-        confidence, what = 0.9, f"the base holds negative numbers (min {fmt(f.get('op_input.min'))})"
+        confidence, what = (
+            0.9,
+            f"the base holds negative numbers (min {fmt(f.get('op_input.min'))})",
+        )
     elif negative is None:
         confidence, what = 0.6, "a negative base to a fractional power gives nan"
     else:
@@ -471,9 +493,11 @@ def eps_below_dtype(f: Facts, report: Report) -> Symptom | None:
     dtype = f.get("op_input.eps_dtype")
     name = DTYPE_SHORT.get(dtype, dtype)
     where = f" on line {f['op_input.eps_line']}" if f.get("op_input.eps_line") else ""
-    what = (f"its input still held 0 although {f.get('op_input.eps_op') or 'an op'}{where} "
-            f"added {fmt(eps)}: in {name} that eps is 0 (the smallest positive {name} value "
-            f"is {fmt(smallest)})")
+    what = (
+        f"its input still held 0 although {f.get('op_input.eps_op') or 'an op'}{where} "
+        f"added {fmt(eps)}: in {name} that eps is 0 (the smallest positive {name} value "
+        f"is {fmt(smallest)})"
+    )
     # above the division by zero (or log or root of 0) it explains: the guard was there
     return Symptom(id="eps-below-dtype", confidence=0.97, evidence=[_op_line(f, what)])
 
@@ -486,9 +510,11 @@ def number_beyond_dtype(f: Facts, report: Report) -> Symptom | None:
     dtype = f.get("op_input.number_dtype")
     name = DTYPE_SHORT.get(dtype, dtype)
     largest = f"{limit:.0f}" if limit < 1e6 else fmt(limit)  # 65504, not 6.6e4
-    what = (f"it was given the number {fmt(number)}, past the largest {name} value "
-            f"({largest}): in {name} that number is already "
-            f"{'-' if number < 0 else ''}inf")
+    what = (
+        f"it was given the number {fmt(number)}, past the largest {name} value "
+        f"({largest}): in {name} that number is already "
+        f"{'-' if number < 0 else ''}inf"
+    )
     return Symptom(id="number-beyond-dtype", confidence=0.95, evidence=[_op_line(f, what)])
 
 

@@ -53,8 +53,9 @@ _pl = _lightning()
 class DiagnoseCallback(ReportingCallback, _pl.Callback):  # type: ignore[misc,name-defined]
     """Trace ``Trainer.fit``'s training loop; ``report`` is set when training ends."""
 
-    def __init__(self, report_path: str | Path | None = None, *, analyze: bool = True,
-                 **tracer_options: Any) -> None:
+    def __init__(
+        self, report_path: str | Path | None = None, *, analyze: bool = True, **tracer_options: Any
+    ) -> None:
         super().__init__()
         self._setup(report_path, analyze, tracer_options)
 

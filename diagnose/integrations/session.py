@@ -47,8 +47,10 @@ def running_tracer() -> Any:
     from diagnose.tracer import Tracer
 
     optim = sys.modules.get("torch.optim.optimizer")
-    hooks = [*getattr(optim, "_global_optimizer_pre_hooks", {}).values(),
-             *getattr(torch.nn.modules.module, "_global_forward_hooks", {}).values()]
+    hooks = [
+        *getattr(optim, "_global_optimizer_pre_hooks", {}).values(),
+        *getattr(torch.nn.modules.module, "_global_forward_hooks", {}).values(),
+    ]
     for hook in hooks:
         owner = getattr(hook, "__self__", None)
         if isinstance(owner, Tracer) and getattr(owner, "_active", False):
@@ -91,8 +93,9 @@ class TracedRun:
         if event is not None and report.event is None:
             report = report.model_copy(update={"status": "nonfinite", "event": event})
         elif exc is not None and report.event is None and _is_failure(exc):
-            report = report.model_copy(update={"status": "exception",
-                                               "event": exception_event(exc)})
+            report = report.model_copy(
+                update={"status": "exception", "event": exception_event(exc)}
+            )
         elif isinstance(exc, KeyboardInterrupt | Terminated):
             from diagnose.runner import mark_interrupted
 
@@ -124,9 +127,14 @@ def exception_event(exc: BaseException) -> Event:
         filename = frame.f_code.co_filename
         if "site-packages" not in filename and not filename.startswith("<"):
             location = Location(file=filename, line=line, function=frame.f_code.co_name)
-    return Event(kind="exception", exception_type=name, message=message.splitlines()[0],
-                 details=message.splitlines()[1:8], location=location,
-                 traceback="".join(traceback.format_exception(exc)))
+    return Event(
+        kind="exception",
+        exception_type=name,
+        message=message.splitlines()[0],
+        details=message.splitlines()[1:8],
+        location=location,
+        traceback="".join(traceback.format_exception(exc)),
+    )
 
 
 def analyze(report: Report) -> Report:
@@ -169,8 +177,9 @@ class ReportingCallback:
     run: TracedRun | None
     report: Report | None
 
-    def _setup(self, report_path: str | Path | None, analyze: bool,
-               tracer_options: dict[str, Any]) -> None:
+    def _setup(
+        self, report_path: str | Path | None, analyze: bool, tracer_options: dict[str, Any]
+    ) -> None:
         # Resolved now: a training script that changes its working directory later does not
         # move the report.
         self.report_path = Path(os.path.abspath(report_path)) if report_path is not None else None

@@ -35,8 +35,9 @@ from diagnose.integrations.session import ReportingCallback
 class DiagnoseCallback(ReportingCallback, TrainerCallback):
     """Trace the Trainer's training loop; ``report`` is set when training ends."""
 
-    def __init__(self, report_path: str | Path | None = None, *, analyze: bool = True,
-                 **tracer_options: Any) -> None:
+    def __init__(
+        self, report_path: str | Path | None = None, *, analyze: bool = True, **tracer_options: Any
+    ) -> None:
         self._setup(report_path, analyze, tracer_options)
 
     # -- Trainer events ----------------------------------------------------------------
@@ -48,8 +49,11 @@ class DiagnoseCallback(ReportingCallback, TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         def observe(capture: Any) -> None:
             capture.observe_training_arguments(args)
-            capture.observe(optimizer=kwargs.get("optimizer"),
-                            lr_scheduler=kwargs.get("lr_scheduler"), model=kwargs.get("model"))
+            capture.observe(
+                optimizer=kwargs.get("optimizer"),
+                lr_scheduler=kwargs.get("lr_scheduler"),
+                model=kwargs.get("model"),
+            )
 
         self.start(observe)
 

@@ -96,9 +96,7 @@ _LOG_WORDS = re.compile(
 )
 # The header of a C++ log line (c10 / glog): "[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]",
 # "[E ProcessGroupNCCL.cpp:458]", "E0626 06:24:44.903881 12345 socket.cpp:42]"; E/F: an error
-_CPP_LOG = re.compile(
-    r"^\[?(?P<severity>[IWEF])(?:\d{3,4})?(?:\s+[\d:.]+)*\s+[\w.\-/]+:\d+\]\s*"
-)
+_CPP_LOG = re.compile(r"^\[?(?P<severity>[IWEF])(?:\d{3,4})?(?:\s+[\d:.]+)*\s+[\w.\-/]+:\d+\]\s*")
 # A frame's source line: "raise RuntimeError("grad can be implicitly created only ...")"
 _RAISE = re.compile(
     r"""^raise\s+(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(\s*"""
@@ -195,7 +193,7 @@ def _after_progress_bar(line: str) -> str:
     ends = [bar.end() for bar in _TQDM_BAR.finditer(line, 0, MAX_LINE_CHARS)]  # bars come first
     if not ends:
         return line
-    rest = line[ends[-1]:].strip()
+    rest = line[ends[-1] :].strip()
     return rest if rest else line
 
 
@@ -214,7 +212,7 @@ def _split_glued_warning(line: str) -> list[str]:
         return [line]
     if _LOOSE_EXC.search(line, 0, path.start()) is None:
         return [line]
-    return [line[: path.start()], line[path.start():]]
+    return [line[: path.start()], line[path.start() :]]
 
 
 def _unwrap_markdown(line: str) -> str:
@@ -319,9 +317,7 @@ def split_class(line: str) -> tuple[str | None, str]:
     return m.group("cls"), (m.group("msg") or "").strip()
 
 
-def _read_traceback(
-    lines: list[str], i: int
-) -> tuple[ErrorLine | None, ErrorLine | None, int]:
+def _read_traceback(lines: list[str], i: int) -> tuple[ErrorLine | None, ErrorLine | None, int]:
     """Read frames up to the exception line and its message.
 
     Returns the exception (None when the line after the frames is not an exception line),
@@ -379,7 +375,11 @@ def _read_ipython_traceback(lines: list[str], i: int, cls: str) -> tuple[ErrorLi
 def _exception_at(lines: list[str], i: int, m: re.Match[str]) -> tuple[ErrorLine, int]:
     """The exception line at ``i`` (matched by ``_TB_EXC``) with its message's continuation."""
     head = lines[i][:MAX_LINE_CHARS]
-    cls = m.group("cls") if (m.group("msg") is not None or "." in head or head[:1].isupper()) else None
+    cls = (
+        m.group("cls")
+        if (m.group("msg") is not None or "." in head or head[:1].isupper())
+        else None
+    )
     first = (m.group("msg") or "") if cls else head
     more, i = _continuation(lines, i + 1)
     message = "\n".join([first, *more]).strip()
@@ -449,7 +449,7 @@ def _loose_line(line: str) -> ErrorLine | None:
         return ErrorLine(line, m.group("msg").strip(), cls, role)
     header = _CPP_LOG.match(line) if line[:1] in "[EF" else None
     if header is not None and header.group("severity") in "EF":
-        return ErrorLine(line, line[header.end():].strip() or line, None, "log")
+        return ErrorLine(line, line[header.end() :].strip() or line, None, "log")
     if _LOG_WORDS.search(line):
         return ErrorLine(line, line, None, "log")
     return None

@@ -42,8 +42,21 @@ _DIGIT = re.compile(r"\d")
 _EXTENSION = re.compile(r"\.[chpysbj]")  # the start of every extension the path part knows
 
 
-_DTYPE_HINTS = ("float", "int", "complex", "Half", "Float", "Double", "Long", "Int", "Short",
-                "Byte", "Char", "Bool", "torch.")
+_DTYPE_HINTS = (
+    "float",
+    "int",
+    "complex",
+    "Half",
+    "Float",
+    "Double",
+    "Long",
+    "Int",
+    "Short",
+    "Byte",
+    "Char",
+    "Bool",
+    "torch.",
+)
 _DEVICE_HINTS = ("cuda", "pu", "mps", "xla", "meta")
 _PART_BIT = {name: 1 << bit for bit, (name, _rx) in enumerate(_PARTS)}
 _DIGIT_PARTS = _PART_BIT["shape"] | _PART_BIT["hex"] | _PART_BIT["num"]

@@ -56,9 +56,7 @@ class SimilarityIndex:
     compared (by default :func:`normalize.normalize`). Queries are raw text too.
     """
 
-    def __init__(
-        self, texts: Sequence[str], prepare: Callable[[str], str] = normalize
-    ) -> None:
+    def __init__(self, texts: Sequence[str], prepare: Callable[[str], str] = normalize) -> None:
         self._raw = texts
         self._prepare = prepare
         self._prepared: dict[int, tuple[str, frozenset[str]]] = {}

@@ -59,8 +59,9 @@ class PatchResult:
     new_source: str | None = None
 
 
-def make_patch(fix_id: str, script_path: str | Path, report: Report, *,
-               source: str | None = None) -> PatchResult:
+def make_patch(
+    fix_id: str, script_path: str | Path, report: Report, *, source: str | None = None
+) -> PatchResult:
     """The concrete patch of ``fix_id`` against ``script_path`` for the run in ``report``.
 
     ``source``: the script's text when the caller already read (and checked) it, so that the
@@ -81,8 +82,9 @@ def make_patch(fix_id: str, script_path: str | Path, report: Report, *,
         return PatchResult(None, f"no automatic patch: {exc}")
     if patched.source is None or patched.source == source:
         return PatchResult(None, patched.note)
-    return PatchResult(unified_diff(source, patched.source, path.name), patched.note,
-                       patched.source)
+    return PatchResult(
+        unified_diff(source, patched.source, path.name), patched.note, patched.source
+    )
 
 
 def attach_patches(report: Report, script_path: str | Path) -> Report:
@@ -94,14 +96,21 @@ def attach_patches(report: Report, script_path: str | Path) -> Report:
     return report
 
 
-def apply_patch(report: Report, fix_id: str, *, backup: bool = True,
-                script_path: str | Path | None = None, report_dir: str | Path | None = None,
-                force: bool = False) -> Path:
+def apply_patch(
+    report: Report,
+    fix_id: str,
+    *,
+    backup: bool = True,
+    script_path: str | Path | None = None,
+    report_dir: str | Path | None = None,
+    force: bool = False,
+) -> Path:
     """Write ``fix_id``'s patch into the script the report was made from; returns its path.
 
     See ``diagnose.patches.apply`` for which file that is and how it is written safely.
     """
     from diagnose.patches.apply import apply
 
-    return apply(report, fix_id, backup=backup, script_path=script_path,
-                 report_dir=report_dir, force=force)
+    return apply(
+        report, fix_id, backup=backup, script_path=script_path, report_dir=report_dir, force=force
+    )

@@ -20,8 +20,10 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
     script = ctx.script
     existing = script.calls(*CLIP_NAMES)
     if existing:
-        raise NoPatch(f"the script already clips gradients on line {script.line(existing[0])}: "
-                      "lower its threshold instead")
+        raise NoPatch(
+            f"the script already clips gradients on line {script.line(existing[0])}: "
+            "lower its threshold instead"
+        )
     backwards = _backward_statements(ctx)
     optimizer, params = _optimizer_and_params(ctx)
     clip = f"{_utils(ctx)}.clip_grad_norm_({params}, {MAX_NORM})"
@@ -45,16 +47,20 @@ def unscale_before_clipping(ctx: PatchContext) -> Patched:
         raise NoPatch("no `scaler.scale(loss).backward()` in the script")
     optimizer, _ = _optimizer_and_params(ctx)
     if script.calls("unscale_"):
-        raise NoPatch(f"the script already calls unscale_ (line "
-                      f"{script.line(script.calls('unscale_')[0])}): move it above the clip")
+        raise NoPatch(
+            f"the script already calls unscale_ (line "
+            f"{script.line(script.calls('unscale_')[0])}): move it above the clip"
+        )
     edit = ctx.edit()
     for clip in clips:
         stmt = script.statement_of(clip)
         if stmt is None:
             raise NoPatch(f"the clip on line {script.line(clip)} is not a statement of its own")
         edit.insert_before(stmt, f"{scalers[0]}.unscale_({optimizer})")
-    return Patched(edit.result(), f"unscales the gradients before clipping them "
-                                  f"({scalers[0]}.unscale_({optimizer}))")
+    return Patched(
+        edit.result(),
+        f"unscales the gradients before clipping them ({scalers[0]}.unscale_({optimizer}))",
+    )
 
 
 def _backward_statements(ctx: PatchContext) -> list[tuple[cst.SimpleStatementLine, str | None]]:
@@ -66,8 +72,11 @@ def _backward_statements(ctx: PatchContext) -> list[tuple[cst.SimpleStatementLin
         stmt = ctx.script.statement_of(call)
         receiver = call.func.value
         scaler = None
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and (
-                receiver.func.attr.value == "scale"):
+        if (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and (receiver.func.attr.value == "scale")
+        ):
             scaler = dotted(receiver.func.value)
         found.append((stmt, scaler))
     if not found:
@@ -80,9 +89,12 @@ def _optimizer_and_params(ctx: PatchContext) -> tuple[str, str]:
     script = ctx.script
     calls = script.optimizer_calls()
     if len(calls) != 1:
-        raise NoPatch("no single optimizer construction in the script to take the parameters from"
-                      if not calls else f"{len(calls)} optimizers are constructed: clip the "
-                      "parameters of the one that blew up")
+        raise NoPatch(
+            "no single optimizer construction in the script to take the parameters from"
+            if not calls
+            else f"{len(calls)} optimizers are constructed: clip the "
+            "parameters of the one that blew up"
+        )
     call = calls[0]
     optimizer = script.assigned_name(call)
     if optimizer is None:
@@ -90,11 +102,18 @@ def _optimizer_and_params(ctx: PatchContext) -> tuple[str, str]:
     first = call.args[0].value if call.args and call.args[0].keyword is None else None
     simple = first is not None and (
         isinstance(first, cst.Name | cst.Attribute)
-        or (isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute)
-            and first.func.attr.value == "parameters" and not first.args)
+        or (
+            isinstance(first, cst.Call)
+            and isinstance(first.func, cst.Attribute)
+            and first.func.attr.value == "parameters"
+            and not first.args
+        )
     )
-    params = code_of(first) if simple else (
-        f'[p for group in {optimizer}.param_groups for p in group["params"]]')
+    params = (
+        code_of(first)
+        if simple
+        else (f'[p for group in {optimizer}.param_groups for p in group["params"]]')
+    )
     return optimizer, params
 
 

@@ -29,22 +29,25 @@ def representable_constant(ctx: PatchContext) -> Patched:
     def beyond(node: cst.CSTNode) -> bool:
         value = number(node)
         parent = ctx.script.parent(node)
-        negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator,
-                                                                         cst.Minus)
+        negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Minus)
         return value is not None and abs(value) > limit and not negated
 
-    found = ctx.nodes_at_event((cst.Float, cst.Integer, cst.UnaryOperation),
-                               f"number beyond {dtype}'s range", beyond)
+    found = ctx.nodes_at_event(
+        (cst.Float, cst.Integer, cst.UnaryOperation), f"number beyond {dtype}'s range", beyond
+    )
     negative = [n for n in found if (number(n) or 0.0) < 0]
     if not negative:
-        raise NoPatch(f"the number beyond {dtype}'s range is a positive scale or bound: pick "
-                      f"one below {limit:.5g} (torch.finfo(torch.{dtype}).max)")
+        raise NoPatch(
+            f"the number beyond {dtype}'s range is a positive scale or bound: pick "
+            f"one below {limit:.5g} (torch.finfo(torch.{dtype}).max)"
+        )
     torch_name = ctx.torch_name()
     edit = ctx.edit()
     for node in negative:
         edit.replace(node, f"{torch_name}.finfo({torch_name}.{dtype}).min")
-    return Patched(edit.result(), f"the lowest finite {dtype} value replaces the number it "
-                                  "could not hold")
+    return Patched(
+        edit.result(), f"the lowest finite {dtype} value replaces the number it could not hold"
+    )
 
 
 def representable_eps(ctx: PatchContext) -> Patched:
@@ -54,19 +57,28 @@ def representable_eps(ctx: PatchContext) -> Patched:
         raise NoPatch("the event shows no eps that its dtype rounds to 0")
     replacement = EPS.get(dtype)
     if replacement is None:
-        raise NoPatch(f"no usual eps for {dtype}: pick one above {facts['op_input.eps_dtype_smallest']:.3g}")
+        raise NoPatch(
+            f"no usual eps for {dtype}: pick one above {facts['op_input.eps_dtype_smallest']:.3g}"
+        )
     source = next((s for s in ctx.report.event.op_input_sources or () if eps in s.numbers), None)
     loc = source.location if source is not None else None
     line = loc.line if loc is not None and same_file(loc.file, ctx.path) else ctx.event_line
     if line is None:
-        raise NoPatch(f"the eps {eps:g} was added outside the script"
-                      + (f", at {loc.file}:{loc.line}" if loc is not None else ""))
+        raise NoPatch(
+            f"the eps {eps:g} was added outside the script"
+            + (f", at {loc.file}:{loc.line}" if loc is not None else "")
+        )
     found = [n for n in ctx.script.on_line(line, (cst.Float, cst.Integer)) if number(n) == eps]
     if not found:
-        raise NoPatch(f"no literal {eps:g} on line {line}: the eps comes from a variable there; "
-                      f"set it to {replacement} or more")
+        raise NoPatch(
+            f"no literal {eps:g} on line {line}: the eps comes from a variable there; "
+            f"set it to {replacement} or more"
+        )
     edit = ctx.edit()
     for node in found:
         edit.replace(node, replacement)
-    return Patched(edit.result(), f"eps {replacement}: {eps:g} is 0 in {dtype}, so the guarded "
-                                  "value still reached the op as 0")
+    return Patched(
+        edit.result(),
+        f"eps {replacement}: {eps:g} is 0 in {dtype}, so the guarded "
+        "value still reached the op as 0",
+    )

@@ -54,8 +54,9 @@ class PatchContext:
             raise NoPatch("the script does not `import torch`, which the patch needs")
         return name
 
-    def nodes_at_event(self, kind: type[cst.CSTNode] | tuple, what: str,
-                       accept=lambda node: True) -> list:
+    def nodes_at_event(
+        self, kind: type[cst.CSTNode] | tuple, what: str, accept=lambda node: True
+    ) -> list:
         """Nodes of ``kind`` on the event's line; else those on the script's only line with
         such nodes; else NoPatch saying where they are."""
         line = self.event_line
@@ -70,8 +71,10 @@ class PatchContext:
         if not everywhere:
             raise NoPatch(f"no {what} in the script{where}")
         lines = ", ".join(sorted({str(self.script.line(n)) for n in everywhere}, key=int)[:6])
-        raise NoPatch(f"{len(everywhere)} places with {what} (lines {lines}){where}: "
-                      "apply the example to the one that met the bad value")
+        raise NoPatch(
+            f"{len(everywhere)} places with {what} (lines {lines}){where}: "
+            "apply the example to the one that met the bad value"
+        )
 
     def _where(self) -> str:
         event = self.report.event

@@ -29,19 +29,28 @@ def _wrap(expr: cst.BaseExpression) -> str:
     """``expr`` as the receiver of a method call, parenthesised when it needs to be."""
     text = code_of(expr)
     atomic = isinstance(expr, cst.Name | cst.Attribute | cst.Call | cst.Subscript) or (
-        expr.lpar and expr.rpar)
+        expr.lpar and expr.rpar
+    )
     return text if atomic else f"({text})"
 
 
-def _set_operand(edit: Edit, call: cst.Call, method: bool, *, operand: str, receiver: str,
-                 name: str) -> None:
+def _set_operand(
+    edit: Edit, call: cst.Call, method: bool, *, operand: str, receiver: str, name: str
+) -> None:
     """Give ``call`` a new operand: ``receiver.name(...)`` for a method call (``x.log()``),
     ``operand`` as the first argument for a function call (``torch.log(x)``)."""
     if method:
         edit.replace(call.func, f"{receiver}.{name}")
     else:
-        edit.replace(call, call.with_changes(args=[
-            call.args[0].with_changes(value=cst.parse_expression(operand)), *call.args[1:]]))
+        edit.replace(
+            call,
+            call.with_changes(
+                args=[
+                    call.args[0].with_changes(value=cst.parse_expression(operand)),
+                    *call.args[1:],
+                ]
+            ),
+        )
 
 
 def _ops(ctx: PatchContext, name: str, what: str) -> list[cst.Call]:
@@ -49,6 +58,7 @@ def _ops(ctx: PatchContext, name: str, what: str) -> list[cst.Call]:
         target, _ = _receiver_or_arg(call)
         func = call.func
         return target is not None and isinstance(func, cst.Attribute) and func.attr.value == name
+
     return ctx.nodes_at_event(cst.Call, what, is_op)
 
 
@@ -58,10 +68,15 @@ def stabilize_log(ctx: PatchContext) -> Patched:
     for call in _ops(ctx, "log", "log()"):
         target, method = _receiver_or_arg(call)
         inner = target
-        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and (
-                inner.func.attr.value == "softmax") and not method:
-            edit.replace(call, inner.with_changes(
-                func=inner.func.with_changes(attr=cst.Name("log_softmax"))))
+        if (
+            isinstance(inner, cst.Call)
+            and isinstance(inner.func, cst.Attribute)
+            and (inner.func.attr.value == "softmax")
+            and not method
+        ):
+            edit.replace(
+                call, inner.with_changes(func=inner.func.with_changes(attr=cst.Name("log_softmax")))
+            )
             notes.append("log(softmax(x)) -> log_softmax(x)")
             continue
         clamped = f"{_wrap(target)}.clamp_min({LOG_FLOOR})"
@@ -82,8 +97,9 @@ def guard_division(ctx: PatchContext) -> Patched:
     eps = ctx.eps
     edit = ctx.edit()
     notes, guarded = [], []
-    for node in ctx.nodes_at_event((cst.BinaryOperation, cst.Call), "a division",
-                                   divides_by_tensor):
+    for node in ctx.nodes_at_event(
+        (cst.BinaryOperation, cst.Call), "a division", divides_by_tensor
+    ):
         denominator = node.right if isinstance(node, cst.BinaryOperation) else node.args[1].value
         if _added_number(denominator) is not None:
             guarded.append(code_of(denominator))
@@ -93,8 +109,10 @@ def guard_division(ctx: PatchContext) -> Patched:
     if not notes:
         # A divisor that already adds an eps was 0 only because that eps was: another eps
         # beside it would hide the cause (representable-eps replaces the number itself).
-        raise NoPatch(f"the denominator {'; '.join(guarded)} already adds an eps: if it was "
-                      "still 0, that eps is 0 in the op's dtype")
+        raise NoPatch(
+            f"the denominator {'; '.join(guarded)} already adds an eps: if it was "
+            "still 0, that eps is 0 in the op's dtype"
+        )
     return Patched(edit.result(), "the denominator gets an eps: " + "; ".join(notes))
 
 
@@ -110,10 +128,16 @@ def guard_sqrt(ctx: PatchContext) -> Patched:
     def is_sqrt(node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Call):
             target, _ = _receiver_or_arg(node)
-            return target is not None and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value == "sqrt")
-        return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power) \
+            return (
+                target is not None
+                and isinstance(node.func, cst.Attribute)
+                and (node.func.attr.value == "sqrt")
+            )
+        return (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Power)
             and number(node.right) == 0.5
+        )
 
     eps = ctx.eps
     edit = ctx.edit()
@@ -125,8 +149,7 @@ def guard_sqrt(ctx: PatchContext) -> Patched:
         else:
             target, method = _receiver_or_arg(node)
             guarded = f"{code_of(target)} + {eps}"
-            _set_operand(edit, node, method, operand=guarded, receiver=f"({guarded})",
-                         name="sqrt")
+            _set_operand(edit, node, method, operand=guarded, receiver=f"({guarded})", name="sqrt")
         notes.append(f"sqrt({code_of(target)} + {eps})")
     return Patched(edit.result(), "; ".join(notes) + ": the gradient of sqrt at 0 is infinite")
 

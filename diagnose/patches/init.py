@@ -31,13 +31,19 @@ def fix_initialization(ctx: PatchContext) -> Patched:
         elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             found.append((value, f"{node.targets[0].target.value} = {format_number(literal)}"))
     if not found:
-        raise NoPatch("no init scale of 1e6 or more in the script: check the init code "
-                      "against the example (std ~ 1/sqrt(fan_in))")
+        raise NoPatch(
+            "no init scale of 1e6 or more in the script: check the init code "
+            "against the example (std ~ 1/sqrt(fan_in))"
+        )
     if len(found) > 1:
-        raise NoPatch("several huge constants (" + ", ".join(w for _, w in found) +
-                      "): set the one your init uses back to ~1")
+        raise NoPatch(
+            "several huge constants ("
+            + ", ".join(w for _, w in found)
+            + "): set the one your init uses back to ~1"
+        )
     value, what = found[0]
     edit = ctx.edit()
     edit.replace(value, "1.0")
-    return Patched(edit.result(), f"{what} -> 1.0: weights of that scale overflow the first "
-                                  "forward pass")
+    return Patched(
+        edit.result(), f"{what} -> 1.0: weights of that scale overflow the first forward pass"
+    )

@@ -26,8 +26,11 @@ def sanitize_inputs(ctx: PatchContext) -> Patched:
         f"if not all({torch}.isfinite(t).all() for t in ({tensors})):\n"
         f"    continue  # skip a batch with nan/inf values\n",
     )
-    return Patched(edit.result(), f"skips batches whose {', '.join(names)} hold nan/inf; "
-                                  "better still, clean or impute the data where it is loaded")
+    return Patched(
+        edit.result(),
+        f"skips batches whose {', '.join(names)} hold nan/inf; "
+        "better still, clean or impute the data where it is loaded",
+    )
 
 
 def guard_ignored_targets(ctx: PatchContext) -> Patched:
@@ -52,8 +55,12 @@ def _batch_loop(ctx: PatchContext) -> tuple[cst.For, list[str]]:
         if isinstance(it, cst.Call) and dotted(it.func) == "range":
             continue
         target = loop.target
-        if isinstance(it, cst.Call) and dotted(it.func) == "enumerate" and isinstance(
-                target, cst.Tuple) and len(target.elements) == 2:
+        if (
+            isinstance(it, cst.Call)
+            and dotted(it.func) == "enumerate"
+            and isinstance(target, cst.Tuple)
+            and len(target.elements) == 2
+        ):
             target = target.elements[1].value
         names = _names(target)
         if names:
@@ -61,8 +68,10 @@ def _batch_loop(ctx: PatchContext) -> tuple[cst.For, list[str]]:
     training = [c for c in candidates if _trains(c[0])]
     candidates = training or candidates
     if not candidates:
-        raise NoPatch("no `for ... in loader:` loop unpacking batches in the script: "
-                      "filter the non-finite samples where the data is loaded")
+        raise NoPatch(
+            "no `for ... in loader:` loop unpacking batches in the script: "
+            "filter the non-finite samples where the data is loaded"
+        )
     line = ctx.event_line
     if line is not None:
         holding = [c for c in candidates if line in ctx.script.lines(c[0])]
@@ -70,8 +79,10 @@ def _batch_loop(ctx: PatchContext) -> tuple[cst.For, list[str]]:
             return holding[-1]
     if len(candidates) > 1:
         lines = ", ".join(str(ctx.script.line(c[0])) for c in candidates)
-        raise NoPatch(f"{len(candidates)} loops over batches (lines {lines}): guard the "
-                      "training loop as in the example")
+        raise NoPatch(
+            f"{len(candidates)} loops over batches (lines {lines}): guard the "
+            "training loop as in the example"
+        )
     return candidates[0]
 
 
@@ -95,8 +106,10 @@ def _trains(loop: cst.For) -> bool:
     class Finder(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal found
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("backward",
-                                                                                 "step"):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "backward",
+                "step",
+            ):
                 found = True
 
     loop.body.visit(Finder())

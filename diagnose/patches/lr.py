@@ -14,9 +14,19 @@ from diagnose.patches.source import NoPatch, dotted, format_number, number, with
 
 FACTOR = 10.0
 # torch's default lr per optimizer (used when the call does not pass one).
-DEFAULT_LR = {"SGD": 1e-3, "Adam": 1e-3, "AdamW": 1e-3, "RMSprop": 1e-2, "Adagrad": 1e-2,
-              "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "Adadelta": 1.0, "ASGD": 1e-2,
-              "Rprop": 1e-2}
+DEFAULT_LR = {
+    "SGD": 1e-3,
+    "Adam": 1e-3,
+    "AdamW": 1e-3,
+    "RMSprop": 1e-2,
+    "Adagrad": 1e-2,
+    "Adamax": 2e-3,
+    "NAdam": 2e-3,
+    "RAdam": 1e-3,
+    "Adadelta": 1.0,
+    "ASGD": 1e-2,
+    "Rprop": 1e-2,
+}
 
 
 def lower_learning_rate(ctx: PatchContext) -> Patched:
@@ -26,8 +36,10 @@ def lower_learning_rate(ctx: PatchContext) -> Patched:
         raise NoPatch("no torch.optim optimizer is constructed in the script")
     if len(calls) > 1:
         lines = ", ".join(str(script.line(c)) for c in calls)
-        raise NoPatch(f"{len(calls)} optimizers are constructed (lines {lines}): "
-                      "lower the lr of the one that trains the failing model")
+        raise NoPatch(
+            f"{len(calls)} optimizers are constructed (lines {lines}): "
+            "lower the lr of the one that trains the failing model"
+        )
     call = calls[0]
     edit = ctx.edit()
     lr_arg = script.keyword(call, "lr")
@@ -54,16 +66,19 @@ def _lower_value(ctx: PatchContext, value: cst.BaseExpression, edit) -> Patched:
     if isinstance(value, cst.Name):
         assign = script.module_assignment(value.value)
         if assign is None or number(assign.value) is None:
-            raise NoPatch(f"lr is `{value.value}`, which is not set once to a number at the "
-                          "top of the script")
+            raise NoPatch(
+                f"lr is `{value.value}`, which is not set once to a number at the top of the script"
+            )
         old = number(assign.value)
         new = format_number(old / FACTOR)
         edit.replace(assign.value, new)
         return Patched(edit.result(), f"{value.value} = {old:g} -> {new}")
     if isinstance(value, cst.Attribute):
         return _lower_flag(ctx, value.attr.value, edit)
-    raise NoPatch(f"lr is computed (`{script.module.code_for_node(value)}`): "
-                  "divide it by 10 where it is computed")
+    raise NoPatch(
+        f"lr is computed (`{script.module.code_for_node(value)}`): "
+        "divide it by 10 where it is computed"
+    )
 
 
 def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
@@ -80,8 +95,10 @@ def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
         return Patched(None, f"lr comes from the {given} flag: run with {given} {new} instead")
     default = _argparse_default(ctx, dest)
     if default is None:
-        raise NoPatch(f"lr comes from `args.{dest}`, whose default is not a number in the "
-                      f"script: pass a 10x smaller value on the command line")
+        raise NoPatch(
+            f"lr comes from `args.{dest}`, whose default is not a number in the "
+            f"script: pass a 10x smaller value on the command line"
+        )
     old = number(default.value)
     new = format_number(old / FACTOR)
     edit.replace(default.value, new)
@@ -90,8 +107,11 @@ def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
 
 def _argparse_default(ctx: PatchContext, dest: str) -> cst.Arg | None:
     for call in ctx.script.calls("add_argument"):
-        options = [a.value.evaluated_value for a in call.args
-                   if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+        options = [
+            a.value.evaluated_value
+            for a in call.args
+            if a.keyword is None and isinstance(a.value, cst.SimpleString)
+        ]
         explicit = ctx.script.keyword(call, "dest")
         names = {o.lstrip("-").replace("-", "_") for o in options if o.startswith("--")}
         if explicit is not None and isinstance(explicit.value, cst.SimpleString):

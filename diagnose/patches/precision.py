@@ -28,8 +28,11 @@ def use_bf16(ctx: PatchContext) -> Patched:
     count = _swap_half(ctx, edit, "bfloat16", "bfloat16")
     if not count:
         raise NoPatch("no float16 in the script (torch.float16, torch.half or .half())")
-    return Patched(edit.result(), f"{count} float16 use(s) switched to bfloat16 (same range as "
-                                  "float32; a GradScaler is no longer needed)")
+    return Patched(
+        edit.result(),
+        f"{count} float16 use(s) switched to bfloat16 (same range as "
+        "float32; a GradScaler is no longer needed)",
+    )
 
 
 def upcast_to_fp32(ctx: PatchContext) -> Patched:
@@ -41,8 +44,10 @@ def upcast_to_fp32(ctx: PatchContext) -> Patched:
     edit = ctx.edit()
     count = _swap_half(ctx, edit, "float32", "float")
     if not count:
-        raise NoPatch("no float16 in the script to take back to float32; compute the failing "
-                      "op in float32 (`x.float()`) as in the example")
+        raise NoPatch(
+            "no float16 in the script to take back to float32; compute the failing "
+            "op in float32 (`x.float()`) as in the example"
+        )
     return Patched(edit.result(), f"{count} float16 use(s) switched to float32")
 
 
@@ -58,8 +63,10 @@ def raise_adam_eps(ctx: PatchContext) -> Patched:
             edit.replace(call, with_keyword(call, "eps", FP16_ADAM_EPS))
         elif number(eps.value) is None or number(eps.value) < float(FP16_ADAM_EPS):
             edit.replace(eps.value, FP16_ADAM_EPS)
-    return Patched(edit.result(), f"eps={FP16_ADAM_EPS}: float16 rounds the default 1e-8 to 0, "
-                                  "so Adam's update divided by 0")
+    return Patched(
+        edit.result(),
+        f"eps={FP16_ADAM_EPS}: float16 rounds the default 1e-8 to 0, so Adam's update divided by 0",
+    )
 
 
 def _swap_half(ctx: PatchContext, edit, dtype: str, method: str) -> int:
@@ -67,8 +74,12 @@ def _swap_half(ctx: PatchContext, edit, dtype: str, method: str) -> int:
     count = 0
     for node in ctx.script.nodes(cst.Attribute):
         name = dotted(node)
-        if name and name.split(".")[0] in ("torch",) and node.attr.value in HALF_DTYPES \
-                and len(name.split(".")) == 2:
+        if (
+            name
+            and name.split(".")[0] in ("torch",)
+            and node.attr.value in HALF_DTYPES
+            and len(name.split(".")) == 2
+        ):
             edit.replace(node, node.with_changes(attr=cst.Name(dtype)))
             count += 1
     for call in ctx.script.calls("half"):
@@ -84,8 +95,11 @@ def _swap_half(ctx: PatchContext, edit, dtype: str, method: str) -> int:
 
 def _is_dtype_keyword(ctx: PatchContext, node: cst.CSTNode) -> bool:
     parent = ctx.script.parent(node)
-    return isinstance(parent, cst.Arg) and parent.keyword is not None and (
-        parent.keyword.value in ("dtype", "torch_dtype"))
+    return (
+        isinstance(parent, cst.Arg)
+        and parent.keyword is not None
+        and (parent.keyword.value in ("dtype", "torch_dtype"))
+    )
 
 
 def _upcast_loss_line(ctx: PatchContext) -> Patched | None:
@@ -101,8 +115,10 @@ def _upcast_loss_line(ctx: PatchContext) -> Patched | None:
     for name in names:
         edit.replace(name, f"{name.value}.float()")
     upcast = ", ".join(sorted({code_of(n) for n in names}))
-    return Patched(edit.result(), f"the loss on line {ctx.event_line} is computed in float32 "
-                                  f"({upcast} upcast with .float())")
+    return Patched(
+        edit.result(),
+        f"the loss on line {ctx.event_line} is computed in float32 ({upcast} upcast with .float())",
+    )
 
 
 def _is_tensor_operand(script, name: cst.Name) -> bool:
@@ -112,8 +128,9 @@ def _is_tensor_operand(script, name: cst.Name) -> bool:
     nor an argument of the user's own callables (a model may hold fp16 weights).
     """
     parent = script.parent(name)
-    if isinstance(parent, cst.BinaryOperation | cst.UnaryOperation | cst.Comparison
-                  | cst.ComparisonTarget):
+    if isinstance(
+        parent, cst.BinaryOperation | cst.UnaryOperation | cst.Comparison | cst.ComparisonTarget
+    ):
         return True
     if isinstance(parent, cst.Arg) and parent.value is name:
         call = script.parent(parent)

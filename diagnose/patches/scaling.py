@@ -22,8 +22,10 @@ def enable_loss_scaling(ctx: PatchContext) -> Patched:
     if script.calls("GradScaler"):
         raise NoPatch("the script already builds a GradScaler")
     if script.calls("half"):
-        raise NoPatch("the model is cast with .half(): a GradScaler cannot unscale float16 "
-                      "gradients; keep float32 weights and use autocast as in the example")
+        raise NoPatch(
+            "the model is cast with .half(): a GradScaler cannot unscale float16 "
+            "gradients; keep float32 weights and use autocast as in the example"
+        )
     autocasts = script.calls("autocast")
     if not autocasts:
         raise NoPatch("no torch.autocast in the script: loss scaling is for float16 autocast")
@@ -33,19 +35,24 @@ def enable_loss_scaling(ctx: PatchContext) -> Patched:
     if optimizer is None:
         raise NoPatch("no single optimizer bound to a name")
     backwards = [c for c in script.calls("backward") if script.is_own_statement(c)]
-    steps = [c for c in script.calls("step") if script.is_own_statement(c)
-             and code_of(c.func.value) == optimizer and not c.args]
+    steps = [
+        c
+        for c in script.calls("step")
+        if script.is_own_statement(c) and code_of(c.func.value) == optimizer and not c.args
+    ]
     if len(backwards) != 1 or len(steps) != 1:
         raise NoPatch(f"expected one `loss.backward()` and one `{optimizer}.step()` statement")
     edit = ctx.edit()
-    edit.insert_after(script.statement_of(calls[0]),
-                      f"{SCALER} = {torch}.amp.GradScaler({device})")
+    edit.insert_after(script.statement_of(calls[0]), f"{SCALER} = {torch}.amp.GradScaler({device})")
     backward = backwards[0]
     edit.replace(backward, f"{SCALER}.scale({code_of(backward.func.value)}).backward()")
     edit.replace(steps[0], f"{SCALER}.step({optimizer})")
     edit.insert_after(script.statement_of(steps[0]), f"{SCALER}.update()")
-    return Patched(edit.result(), "scales the loss before backward and skips the steps whose "
-                                  "gradients overflow (torch.amp.GradScaler)")
+    return Patched(
+        edit.result(),
+        "scales the loss before backward and skips the steps whose "
+        "gradients overflow (torch.amp.GradScaler)",
+    )
 
 
 def _device(autocast: cst.Call) -> str:
@@ -53,4 +60,3 @@ def _device(autocast: cst.Call) -> str:
         if arg.keyword is None or arg.keyword.value == "device_type":
             return code_of(arg.value)
     return '"cuda"'
-

@@ -15,10 +15,25 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-OPTIMIZERS = frozenset({
-    "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-    "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon",
-})
+OPTIMIZERS = frozenset(
+    {
+        "SGD",
+        "Adam",
+        "AdamW",
+        "Adamax",
+        "NAdam",
+        "RAdam",
+        "RMSprop",
+        "Adagrad",
+        "Adadelta",
+        "ASGD",
+        "Rprop",
+        "LBFGS",
+        "SparseAdam",
+        "Adafactor",
+        "Muon",
+    }
+)
 
 
 class NoPatch(Exception):
@@ -74,8 +89,9 @@ class Script:
         try:
             parsed = cst.parse_module(self.source)
         except cst.ParserSyntaxError as exc:
-            raise NoPatch(f"the script does not parse ({exc.message} at line {exc.raw_line})"
-                          ) from None
+            raise NoPatch(
+                f"the script does not parse ({exc.message} at line {exc.raw_line})"
+            ) from None
         self.wrapper = MetadataWrapper(parsed)
         self.module = self.wrapper.module
         self._positions = self.wrapper.resolve(PositionProvider)
@@ -114,29 +130,43 @@ class Script:
     def is_own_statement(self, call: cst.Call) -> bool:
         """True for a method call that is a whole statement (``loss.backward()``)."""
         stmt = self.statement_of(call)
-        return (stmt is not None and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
-                and stmt.body[0].value is call and isinstance(call.func, cst.Attribute))
+        return (
+            stmt is not None
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and stmt.body[0].value is call
+            and isinstance(call.func, cst.Attribute)
+        )
 
     def calls(self, *names: str) -> list[cst.Call]:
         """Calls whose callee's last name is one of ``names`` (``torch.log``, ``x.log``)."""
         found = []
         for call in self.nodes(cst.Call):
             func = call.func
-            last = func.attr.value if isinstance(func, cst.Attribute) else (
-                func.value if isinstance(func, cst.Name) else None)
+            last = (
+                func.attr.value
+                if isinstance(func, cst.Attribute)
+                else (func.value if isinstance(func, cst.Name) else None)
+            )
             if last in names:
                 found.append(call)
         return found
 
     def nodes_named_like(self, fragment: str) -> list[cst.CSTNode]:
         """Names and attributes whose dotted spelling contains ``fragment``."""
-        return [n for n in self.nodes((cst.Attribute, cst.ImportFrom))
-                if fragment in (dotted(n if isinstance(n, cst.Attribute) else n.module) or "")]
+        return [
+            n
+            for n in self.nodes((cst.Attribute, cst.ImportFrom))
+            if fragment in (dotted(n if isinstance(n, cst.Attribute) else n.module) or "")
+        ]
 
     def optimizer_calls(self) -> list[cst.Call]:
         """Constructions of torch optimizers (``torch.optim.Adam(...)``, ``optim.SGD(...)``)."""
-        return [c for c in self.nodes(cst.Call)
-                if (name := dotted(c.func)) and name.split(".")[-1] in OPTIMIZERS]
+        return [
+            c
+            for c in self.nodes(cst.Call)
+            if (name := dotted(c.func)) and name.split(".")[-1] in OPTIMIZERS
+        ]
 
     def assigned_name(self, call: cst.CSTNode) -> str | None:
         """``opt`` for ``opt = torch.optim.SGD(...)`` (the name the call's value is bound to)."""
@@ -188,9 +218,13 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     no_space = cst.SimpleWhitespace("")
-    args.append(cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(value),
-                        equal=cst.AssignEqual(whitespace_before=no_space,
-                                              whitespace_after=no_space)))
+    args.append(
+        cst.Arg(
+            keyword=cst.Name(name),
+            value=cst.parse_expression(value),
+            equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space),
+        )
+    )
     return call.with_changes(args=args)
 
 
@@ -230,12 +264,14 @@ class Edit(cst.CSTTransformer):
             return new
         if isinstance(original_node, cst.Module | cst.IndentedBlock):
             updated_node = updated_node.with_changes(
-                body=self._spliced(original_node.body, updated_node.body))
+                body=self._spliced(original_node.body, updated_node.body)
+            )
         first = self._first_in_body.get(id(original_node))
         if first is not None and isinstance(updated_node.body, cst.IndentedBlock):
             block = updated_node.body
             updated_node = updated_node.with_changes(
-                body=block.with_changes(body=[*first, *block.body]))
+                body=block.with_changes(body=[*first, *block.body])
+            )
         return updated_node
 
     def _spliced(self, original: Sequence, updated: Sequence) -> list:
@@ -258,7 +294,11 @@ def _statements(code: Sequence[str]) -> list[cst.BaseStatement]:
 
 def unified_diff(old: str, new: str, name: str) -> str:
     """A ``git apply``-able unified diff of one file (``a/NAME`` -> ``b/NAME``)."""
-    return "".join(difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=f"a/{name}", tofile=f"b/{name}",
-    ))
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )

@@ -17,21 +17,26 @@ def add_lr_warmup(ctx: PatchContext) -> Patched:
     torch = ctx.torch_name()
     existing = script.nodes_named_like("lr_scheduler")
     if existing:
-        raise NoPatch(f"the script already uses an lr scheduler (line {script.line(existing[0])})"
-                      ": chain a warmup before it with SequentialLR as in the example")
+        raise NoPatch(
+            f"the script already uses an lr scheduler (line {script.line(existing[0])})"
+            ": chain a warmup before it with SequentialLR as in the example"
+        )
     calls = script.optimizer_calls()
     optimizer = script.assigned_name(calls[0]) if len(calls) == 1 else None
     if optimizer is None:
         raise NoPatch("no single optimizer bound to a name")
-    steps = [c for c in script.calls("step") if script.is_own_statement(c)
-             and code_of(c.func.value) == optimizer and not c.args]
+    steps = [
+        c
+        for c in script.calls("step")
+        if script.is_own_statement(c) and code_of(c.func.value) == optimizer and not c.args
+    ]
     if len(steps) != 1:
         raise NoPatch(f"expected one `{optimizer}.step()` statement")
     edit = ctx.edit()
     edit.insert_after(
         script.statement_of(calls[0]),
         f"warmup = {torch}.optim.lr_scheduler.LambdaLR("
-        f"{optimizer}, lambda step: min(1.0, (step + 1) / {WARMUP_STEPS}))")
+        f"{optimizer}, lambda step: min(1.0, (step + 1) / {WARMUP_STEPS}))",
+    )
     edit.insert_after(script.statement_of(steps[0]), "warmup.step()")
-    return Patched(edit.result(), f"the lr ramps up linearly over the first {WARMUP_STEPS} "
-                                  "steps")
+    return Patched(edit.result(), f"the lr ramps up linearly over the first {WARMUP_STEPS} steps")

@@ -15,6 +15,12 @@ from diagnose.records.problems import LoadResult, Problem, Skipped
 from diagnose.records.recordlist import HOT_FIELDS, RecordList
 
 __all__ = [
-    "HOT_FIELDS", "ErrorRecord", "LoadResult", "Problem", "RecordList", "RecordWrapper", "Skipped",
+    "HOT_FIELDS",
+    "ErrorRecord",
+    "LoadResult",
+    "Problem",
+    "RecordList",
+    "RecordWrapper",
+    "Skipped",
     "load_records",
 ]

@@ -142,7 +142,9 @@ def key_for(st: os.stat_result, data: bytes, read_started_ns: int) -> tuple[Any,
     return (fingerprint(), signature(st), racy, content_hash(data) if racy else b"")
 
 
-def store(path: Path, st: os.stat_result, data: bytes, read_started_ns: int, parsed: Parsed) -> None:
+def store(
+    path: Path, st: os.stat_result, data: bytes, read_started_ns: int, parsed: Parsed
+) -> None:
     """Remember ``parsed`` for ``path`` (best effort: a read-only cache is not an error)."""
     folder = cache_dir()
     if folder is None:

@@ -58,7 +58,9 @@ _FIELDS_SET = set(FIELDS)  # shared by the models built here: every field is set
 PartRef = tuple[int, int, list[int]]
 
 
-def encode_part(records: Sequence[ErrorRecord], where: Sequence[Any]) -> tuple[bytes, int, list[int]]:
+def encode_part(
+    records: Sequence[ErrorRecord], where: Sequence[Any]
+) -> tuple[bytes, int, list[int]]:
     """One part as bytes (records must be models), its record count and its section offsets."""
     rows = [record.__dict__ for record in records]
     sections = [
@@ -74,8 +76,9 @@ def encode_part(records: Sequence[ErrorRecord], where: Sequence[Any]) -> tuple[b
     return b"".join(sections), len(rows), offsets
 
 
-def encode_header(key: tuple[Any, ...], not_records: str | None, findings: list[Finding],
-                  parts: list[PartRef]) -> bytes:
+def encode_header(
+    key: tuple[Any, ...], not_records: str | None, findings: list[Finding], parts: list[PartRef]
+) -> bytes:
     """The header naming every part (in file order of their records)."""
     count = sum(part[1] for part in parts)
     return marshal.dumps((FORMAT, key, not_records, list(findings), count, BLOCK, list(parts)))
@@ -144,8 +147,9 @@ class OpenedEntry:
 
     def rekeyed(self, key: tuple[Any, ...]) -> list[bytes]:
         """The same entry under a new key (e.g. no longer racy); parts stay where they are."""
-        header = marshal.dumps((FORMAT, key, self._not_records, self._findings, self._count,
-                                self._block, self._parts))
+        header = marshal.dumps(
+            (FORMAT, key, self._not_records, self._findings, self._count, self._block, self._parts)
+        )
         body = bytes(memoryview(self._buffer)[PREFIX : self._header_at])
         return [encode_prefix(self._header_at, len(header)), body, header]
 
@@ -181,14 +185,19 @@ def _checked(buffer: Any, size: int) -> OpenedEntry | None:
     if block < 1 or sum(part[1] for part in parts) != count:
         return None
     for at, part_count, offsets in parts:
-        if (len(offsets) != 3 + -(-part_count // block) or at < PREFIX
-                or at + offsets[-1] > header_at or sorted(offsets) != offsets):
+        if (
+            len(offsets) != 3 + -(-part_count // block)
+            or at < PREFIX
+            or at + offsets[-1] > header_at
+            or sorted(offsets) != offsets
+        ):
             return None
     return OpenedEntry(buffer, header_at, header)
 
 
-def _build(values: dict[str, Any], new: Any = ErrorRecord.__new__,
-           setattr_: Any = object.__setattr__) -> ErrorRecord:
+def _build(
+    values: dict[str, Any], new: Any = ErrorRecord.__new__, setattr_: Any = object.__setattr__
+) -> ErrorRecord:
     """A model from its validated field dict, without validating it again."""
     record = new(ErrorRecord)
     setattr_(record, "__dict__", values)

@@ -65,8 +65,9 @@ class Forked:
             return None
         try:
             with warnings.catch_warnings():  # Python 3.12+ warns about threads; see above
-                warnings.filterwarnings("ignore", "This process .* multi-threaded",
-                                        DeprecationWarning)
+                warnings.filterwarnings(
+                    "ignore", "This process .* multi-threaded", DeprecationWarning
+                )
                 pid = os.fork()
         except OSError:
             os.close(read)
@@ -133,8 +134,12 @@ class Forked:
     def __enter__(self) -> Forked:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 

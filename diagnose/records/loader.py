@@ -56,7 +56,9 @@ def _walk(folder: Path, result: LoadResult) -> list[Path]:
             irregular = _not_regular(path)
             if irregular:  # a FIFO would block the reader, a device would never end
                 result.skipped.append(Skipped(_display(path), irregular))
-            elif suffix in RECORD_SUFFIXES or (suffix in MAYBE_SUFFIXES and _starts_like_json(path)):
+            elif suffix in RECORD_SUFFIXES or (
+                suffix in MAYBE_SUFFIXES and _starts_like_json(path)
+            ):
                 found.append(path)
             else:
                 result.skipped.append(Skipped(_display(path), "not a record file (.json, .jsonl)"))
@@ -92,8 +94,9 @@ def _read(path: Path, display: str, parse: bool = True) -> tuple[Parsed | None, 
     if not stat.S_ISREG(st.st_mode):
         return None, Problem(display, f"not a regular file ({kind_of(st.st_mode)})")
     if st.st_size > RECORDS_CAP:
-        return None, Problem(display, f"larger than the {size_words(RECORDS_CAP)} a records "
-                             "file may have")
+        return None, Problem(
+            display, f"larger than the {size_words(RECORDS_CAP)} a records file may have"
+        )
     hit = cache.load(path, st)
     if hit is not None or not parse:
         return hit, None
@@ -132,8 +135,13 @@ class _Loading:
         self.segments: list[Any] = []  # per file: its records (a list, or lazy from the cache)
         self.where: list[tuple[str, Any]] = []  # per file: (display, where of each record)
 
-    def add_file(self, path: Path, display: str, explicit: bool,
-                 read: tuple[Parsed | None, Problem | None] | None = None) -> None:
+    def add_file(
+        self,
+        path: Path,
+        display: str,
+        explicit: bool,
+        read: tuple[Parsed | None, Problem | None] | None = None,
+    ) -> None:
         parsed, problem = read if read is not None else _read(path, display)
         result = self.result
         if problem is not None:
@@ -159,13 +167,19 @@ class _Loading:
         paths = _walk(folder, result)
         displays = [_display(path) for path in paths]
         # what the cache holds now; the rest is validated by worker processes when that pays
-        cached = [_read(path, shown, parse=False) for path, shown in zip(paths, displays, strict=True)]
-        cold = [path for path, read in zip(paths, cached, strict=True)
-                if read == (None, None) and not _split_by_itself(path)]
+        cached = [
+            _read(path, shown, parse=False) for path, shown in zip(paths, displays, strict=True)
+        ]
+        cold = [
+            path
+            for path, read in zip(paths, cached, strict=True)
+            if read == (None, None) and not _split_by_itself(path)
+        ]
         with parallel.prefetched(cold, lambda path: _read(path, "")):
             for path, shown, read in zip(paths, displays, cached, strict=True):
-                self.add_file(path, shown, explicit=False,
-                              read=None if read == (None, None) else read)
+                self.add_file(
+                    path, shown, explicit=False, read=None if read == (None, None) else read
+                )
         if self.count() == records and len(result.problems) == problems:
             note = len(result.skipped) - skipped
             extra = f" (skipped {note} file{'s' if note != 1 else ''})" if note else ""
@@ -193,8 +207,14 @@ class _Loading:
             ffile, (fline, findex, _) = self._where(records, j)
             earlier = Problem(ffile, "", fline, None, findex).location
             self.result.problems.append(
-                Problem(file, f"duplicate id {id_!r} (first at {earlier})", line, None,
-                        index, f"{prefix}.id")
+                Problem(
+                    file,
+                    f"duplicate id {id_!r} (first at {earlier})",
+                    line,
+                    None,
+                    index,
+                    f"{prefix}.id",
+                )
             )
         self.result.records = records.keep_only(keep)
 

@@ -95,6 +95,7 @@ def prefetched(paths: list[Path], read: Callable[[Path], object]) -> Iterator[No
                 for path in group:
                     read(path)
                 return b"done"
+
             return run
 
         with forked.Forked([task(group) for group in groups]) as running:

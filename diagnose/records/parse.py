@@ -36,7 +36,10 @@ _WRAPPERS: TypeAdapter[list[RecordWrapper]] = TypeAdapter(list[RecordWrapper])
 _RECORDS: TypeAdapter[list[ErrorRecord]] = TypeAdapter(list[ErrorRecord])
 # (is the document an array, are its items wrappers) -> the adapter for the fast path
 _ADAPTERS: dict[tuple[bool, bool], TypeAdapter[Any]] = {
-    (True, True): _WRAPPERS, (True, False): _RECORDS, (False, True): _WRAPPER, (False, False): _RECORD,
+    (True, True): _WRAPPERS,
+    (True, False): _RECORDS,
+    (False, True): _WRAPPER,
+    (False, False): _RECORD,
 }
 _BLANK = re.compile(rb"[ \t\r\n]*")
 
@@ -97,7 +100,9 @@ def _one_item(out: Parsed, raw: Any, line: int | None, index: int | None) -> Non
 
 
 # Keys of which an item has at least one if it is meant to be a record (or a wrapper).
-_RECORD_KEYS = frozenset({"record", "id", "slug", "errorMessage", "messagePattern", "schemaVersion"})
+_RECORD_KEYS = frozenset(
+    {"record", "id", "slug", "errorMessage", "messagePattern", "schemaVersion"}
+)
 
 
 def _not_records(value: Any) -> str | None:
@@ -107,8 +112,10 @@ def _not_records(value: Any) -> str | None:
             return "a JSON Schema, not error records"
         if not _RECORD_KEYS & value.keys():
             return "a JSON object without any error-record field"
-    if isinstance(value, list) and value and not any(
-        isinstance(v, dict) and _RECORD_KEYS & v.keys() for v in value
+    if (
+        isinstance(value, list)
+        and value
+        and not any(isinstance(v, dict) and _RECORD_KEYS & v.keys() for v in value)
     ):
         return "a JSON array without any error record"
     return None
@@ -160,8 +167,14 @@ def _lines(data: bytes, start: int, end: int) -> Iterator[bytes]:
         start = stop + 1
 
 
-def _json_lines(out: Parsed, data: bytes, whole: bytes, first_line: int = 1, start: int = 0,
-                end: int | None = None) -> bool:
+def _json_lines(
+    out: Parsed,
+    data: bytes,
+    whole: bytes,
+    first_line: int = 1,
+    start: int = 0,
+    end: int | None = None,
+) -> bool:
     """JSON Lines: each line validated in one pydantic call; failing lines the slow way.
 
     ``whole`` is the whole file; ``data[start:end]`` is it without a byte order mark, or a piece

@@ -41,8 +41,12 @@ class Problem:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "file": self.file, "line": self.line, "column": self.column, "index": self.index,
-            "path": self.json_path, "reason": self.reason,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "index": self.index,
+            "path": self.json_path,
+            "reason": self.reason,
         }
 
 

@@ -40,8 +40,9 @@ class RecordList(Sequence[ErrorRecord]):
 
     __slots__ = ("_keep", "_segments", "_starts", "_total")
 
-    def __init__(self, segments: Sequence[Sequence[ErrorRecord]] = (),
-                 keep: list[int] | None = None) -> None:
+    def __init__(
+        self, segments: Sequence[Sequence[ErrorRecord]] = (), keep: list[int] | None = None
+    ) -> None:
         self._segments = list(segments)  # empty ones too: segment numbers match the caller's
         self._starts: list[int] = []
         total = 0

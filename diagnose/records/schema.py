@@ -67,8 +67,13 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 _TYPE_NAMES = {
-    dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
-    float: "number", type(None): "null",
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
 }
 
 

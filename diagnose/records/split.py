@@ -61,7 +61,8 @@ def _piece(tmp: Path, data: bytes, start: int, end: int, check_utf8: bool) -> by
         try:
             for i in range(0, len(records), PART_RECORDS):
                 body, count, offsets = entry.encode_part(
-                    records[i : i + PART_RECORDS], where[i : i + PART_RECORDS])
+                    records[i : i + PART_RECORDS], where[i : i + PART_RECORDS]
+                )
                 if os.write(fd, body) != len(body):
                     raise OSError("short write")
                 parts.append((os.lseek(fd, 0, os.SEEK_CUR) - len(body), count, offsets))
@@ -70,8 +71,9 @@ def _piece(tmp: Path, data: bytes, start: int, end: int, check_utf8: bool) -> by
     return marshal.dumps(("ok", parts, parsed.findings))
 
 
-def parse_split(path: Path, data: bytes, suffix: str, st: os.stat_result,
-                read_started_ns: int, publish: bool) -> Parsed | None:
+def parse_split(
+    path: Path, data: bytes, suffix: str, st: os.stat_result, read_started_ns: int, publish: bool
+) -> Parsed | None:
     """``parse_bytes(data, suffix)`` done by worker processes, with its entry stored for
     ``path`` when ``publish``; None when this does not pay or does not apply (parse serially)."""
     shape = json_lines_start(data, suffix)
@@ -86,8 +88,14 @@ def parse_split(path: Path, data: bytes, suffix: str, st: os.stat_result,
         target = cache.entry_target(path) or folder / "entry"
         tmp = cache.temp_name(target)
         try:
-            return _run(data, cuts, check_utf8, tmp, target,
-                        lambda: cache.key_for(st, data, read_started_ns))
+            return _run(
+                data,
+                cuts,
+                check_utf8,
+                tmp,
+                target,
+                lambda: cache.key_for(st, data, read_started_ns),
+            )
         except OSError:
             return None
         finally:
@@ -95,8 +103,14 @@ def parse_split(path: Path, data: bytes, suffix: str, st: os.stat_result,
                 tmp.unlink()
 
 
-def _run(data: bytes, cuts: list[int], check_utf8: bool, tmp: Path, target: Path,
-         key: Callable[[], tuple[Any, ...]]) -> Parsed | None:
+def _run(
+    data: bytes,
+    cuts: list[int],
+    check_utf8: bool,
+    tmp: Path,
+    target: Path,
+    key: Callable[[], tuple[Any, ...]],
+) -> Parsed | None:
     """Workers validate the pieces between ``cuts`` into parts of ``tmp`` (the parent the
     pieces they do not deliver); the header goes last, then ``tmp`` becomes ``target``."""
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -115,8 +129,9 @@ def _run(data: bytes, cuts: list[int], check_utf8: bool, tmp: Path, target: Path
     parts: list[entry.PartRef] = []
     findings: list[Any] = []
     for (start, end), reply in zip(pieces, replies, strict=True):
-        answer = marshal.loads(reply if reply is not None else
-                               _piece(tmp, data, start, end, check_utf8))
+        answer = marshal.loads(
+            reply if reply is not None else _piece(tmp, data, start, end, check_utf8)
+        )
         if answer[0] != "ok":
             return None
         parts.extend(answer[1])

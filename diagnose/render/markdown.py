@@ -28,8 +28,10 @@ def render_markdown(report: Report) -> str:
     event = report.event
     stopped = stopped_note(report)
     if report.status == "interrupted" and event is None:
-        out.append(f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
-                   f"seen in {report.steps_recorded} optimizer steps before it stopped.")
+        out.append(
+            f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
+            f"seen in {report.steps_recorded} optimizer steps before it stopped."
+        )
         note = diverging_note(report)
         if note:
             out.append(f"\nBut {_cell(note)}.")
@@ -39,15 +41,19 @@ def render_markdown(report: Report) -> str:
         if note:
             out.append(f"\nBut {_cell(note)}.")
     elif event.kind == "exception":
-        out.append(f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
-                   f"{_cell(event.message)}")
+        out.append(
+            f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
+            f"{_cell(event.message)}"
+        )
         if event.rank is not None:
             out.append(f"\n- on rank {event.rank}")
     else:
         out.append(f"**{_cell(event.message)}**")
         out.append("")
         step = "?" if event.step is None else event.step
-        out.append(f"- born at: step {step}, phase `{_cell(event.phase or '?')}`, {_cell(where(event))}")
+        out.append(
+            f"- born at: step {step}, phase `{_cell(event.phase or '?')}`, {_cell(where(event))}"
+        )
         if event.rank is not None:
             out.append(f"- rank: {event.rank}")
         if event.location and event.location.code:
@@ -61,17 +67,26 @@ def render_markdown(report: Report) -> str:
     if report.symptoms:
         out += ["", "## Symptoms", ""]
         for symptom in report.symptoms:
-            out.append(f"- **{_cell(symptom.title or symptom.id)}** (`{_cell(symptom.id)}`, "
-                       f"confidence {symptom.confidence:.2f})")
+            out.append(
+                f"- **{_cell(symptom.title or symptom.id)}** (`{_cell(symptom.id)}`, "
+                f"confidence {symptom.confidence:.2f})"
+            )
             out += [f"  - {_cell(e)}" for e in symptom.evidence]
 
     if report.fixes:
         out += ["", "## Fixes, best first", ""]
         for rank, fix in enumerate(report.fixes, 1):
-            verified = {True: " — verified by a re-run", False: " — did not fix it in a re-run",
-                        None: ""}[fix.verified]
-            out += [f"### {rank}. {_cell(fix.title)} (`{_cell(fix.id)}`, score {fix.score:.2f}){verified}",
-                    "", safe(fix.why), ""]
+            verified = {
+                True: " — verified by a re-run",
+                False: " — did not fix it in a re-run",
+                None: "",
+            }[fix.verified]
+            out += [
+                f"### {rank}. {_cell(fix.title)} (`{_cell(fix.id)}`, score {fix.score:.2f}){verified}",
+                "",
+                safe(fix.why),
+                "",
+            ]
             if fix.verify_note:
                 out += [f"Re-run: {_cell(fix.verify_note)}", ""]
             if fix.rules:
@@ -85,44 +100,67 @@ def render_markdown(report: Report) -> str:
                 out += ["Example:", "", *_code(fix.example_patch, "python"), ""]
 
     if report.frames:
-        out += ["", "## Frames before the event" if report.event else "## Last frames of the run", "",
-                "| | step | phase | module | type | out dtype | out abs min | out abs max | headroom | notes |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "## Frames before the event" if report.event else "## Last frames of the run",
+            "",
+            "| | step | phase | module | type | out dtype | out abs min | out abs max | headroom | notes |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for frame in report.frames[-21:]:
             o = stats_of(frame, "outputs")
-            out.append("| " + " | ".join([
-                "**>>**" if frame.producer else "",
-                str(frame.step if frame.step is not None else "-"),
-                _cell(frame.phase or "-"),
-                _cell(frame.module or "-"),
-                _cell(frame.module_type or "-"),
-                _cell(o.dtype or "-") if o else "-",
-                num(o.abs_min) if o else "-",
-                num(o.abs_max) if o else "-",
-                num(o.headroom) if o else "-",
-                _cell(flags(o)),
-            ]) + " |")
+            out.append(
+                "| "
+                + " | ".join(
+                    [
+                        "**>>**" if frame.producer else "",
+                        str(frame.step if frame.step is not None else "-"),
+                        _cell(frame.phase or "-"),
+                        _cell(frame.module or "-"),
+                        _cell(frame.module_type or "-"),
+                        _cell(o.dtype or "-") if o else "-",
+                        num(o.abs_min) if o else "-",
+                        num(o.abs_max) if o else "-",
+                        num(o.headroom) if o else "-",
+                        _cell(flags(o)),
+                    ]
+                )
+                + " |"
+            )
 
     if report.history:
         out += ["", "## History", ""]
         if report.history_note:
             out += [_cell(report.history_note.message), ""]
-        out += ["| step | loss | grad norm | max abs act | lr | loss scale |",
-                "|---|---|---|---|---|---|"]
+        out += [
+            "| step | loss | grad norm | max abs act | lr | loss scale |",
+            "|---|---|---|---|---|---|",
+        ]
         for rec in report.history[-20:]:
-            out.append(f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
-                       f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |")
+            out.append(
+                f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
+                f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |"
+            )
 
     c = report.config
     clip = f"{c.grad_clip.kind}, max {num(c.grad_clip.max)}" if c.grad_clip else "none"
-    out += ["", "## Config", "", f"- precision: `{_cell(c.precision)}`", f"- optimizer: `{_cell(str(c.optimizer))}`",
-            f"- lr: {num(c.lr, 3)}", f"- gradient clipping: {clip}",
-            f"- GradScaler: {'yes' if c.grad_scaler else 'no'}"]
+    out += [
+        "",
+        "## Config",
+        "",
+        f"- precision: `{_cell(c.precision)}`",
+        f"- optimizer: `{_cell(str(c.optimizer))}`",
+        f"- lr: {num(c.lr, 3)}",
+        f"- gradient clipping: {clip}",
+        f"- GradScaler: {'yes' if c.grad_scaler else 'no'}",
+    ]
 
     if report.matches:
         out += ["", "## Related error records", ""]
-        out += [f"- `{_cell(m.slug)}` ({m.score:.2f}){' — ' + _cell(m.reason) if m.reason else ''}"
-                for m in report.matches]
+        out += [
+            f"- `{_cell(m.slug)}` ({m.score:.2f}){' — ' + _cell(m.reason) if m.reason else ''}"
+            for m in report.matches
+        ]
     if event and event.traceback:
         out += ["", "## Traceback", "", *_code(event.traceback)]
     return "\n".join(out).rstrip() + "\n"

@@ -79,9 +79,11 @@ def diverging_note(report: Report) -> str | None:
         return None
     if growth < threshold("diverging_run", 100.0):
         return None
-    return (f"the loss grew {num(growth)}x over the run ({num(facts.get('run.loss_start'))}"
-            f" -> {num(facts.get('run.loss_end'))}): it is diverging; a lower learning rate or "
-            "gradient clipping is the usual cure")
+    return (
+        f"the loss grew {num(growth)}x over the run ({num(facts.get('run.loss_start'))}"
+        f" -> {num(facts.get('run.loss_end'))}): it is diverging; a lower learning rate or "
+        "gradient clipping is the usual cure"
+    )
 
 
 def stopped_note(report: Report) -> str | None:

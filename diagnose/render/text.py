@@ -87,9 +87,11 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     stopped = stopped_note(report)
     if report.status == "interrupted" and event is None:
         steps = report.steps_recorded
-        lines = [s.yellow(f"diagnose: {script}: {safe(stopped or 'interrupted')}"),
-                 f"  no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''} "
-                 "before it stopped."]
+        lines = [
+            s.yellow(f"diagnose: {script}: {safe(stopped or 'interrupted')}"),
+            f"  no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''} "
+            "before it stopped.",
+        ]
         note = diverging_note(report)
         return lines + ([s.yellow(f"  but {note}")] if note else [])
     if report.status == "clean" or event is None:
@@ -101,7 +103,9 @@ def _verdict(report: Report, s: _Style) -> list[str]:
         note = diverging_note(report)
         return lines + ([s.yellow(f"  but {note}")] if note else [])
     if event.kind == "exception":
-        head = s.red(f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}")
+        head = s.red(
+            f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}"
+        )
         lines = [head, f"  {safe(event.message)}"]
         lines += [f"  {safe(d)}" for d in event.details]
         if event.location:
@@ -126,7 +130,9 @@ def _verdict(report: Report, s: _Style) -> list[str]:
         lines.append(f"  dataset samples with non-finite values: {shown}{more}")
     if report.symptoms:
         top = report.symptoms[0]
-        lines.append(f"  likely cause: {safe(top.title or top.id)} (confidence {top.confidence:.2f})")
+        lines.append(
+            f"  likely cause: {safe(top.title or top.id)} (confidence {top.confidence:.2f})"
+        )
     if report.fixes:
         top_fix = report.fixes[0]
         lines.append(f"  best fix: {safe(top_fix.title)} [{safe(top_fix.id)}]")
@@ -135,12 +141,16 @@ def _verdict(report: Report, s: _Style) -> list[str]:
 
 def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
     verified = {True: " verified", False: " did not fix it in a re-run", None: ""}[fix.verified]
-    lines = [f"  {rank}. {s.bold(safe(fix.title))} [{safe(fix.id)}] score {fix.score:.2f}{verified}"]
+    lines = [
+        f"  {rank}. {s.bold(safe(fix.title))} [{safe(fix.id)}] score {fix.score:.2f}{verified}"
+    ]
     if fix.verify_note:
         lines.append(f"     re-run: {safe(fix.verify_note)}")
     if not full:
         return lines
-    lines += textwrap.wrap(safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     ")
+    lines += textwrap.wrap(
+        safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     "
+    )
     if fix.rules:
         lines.append(s.dim(f"     rules: {safe(', '.join(fix.rules))}"))
     for evidence in fix.evidence[:4]:
@@ -170,32 +180,47 @@ def _frames(frames: list[Frame], s: _Style, event: bool) -> list[str]:
     shown = frames[-MAX_FRAMES_SHOWN:]
     what = "Frames before the event" if event else "Last frames of the run"
     title = f"{what} (last {len(shown)} of {len(frames)}, oldest first)"
-    header = ("", "step", "phase", "module", "type", "dtype", "in |x|max", "out |x|min",
-              "out |x|max", "headroom", "notes")
+    header = (
+        "",
+        "step",
+        "phase",
+        "module",
+        "type",
+        "dtype",
+        "in |x|max",
+        "out |x|min",
+        "out |x|max",
+        "headroom",
+        "notes",
+    )
     rows = [header]
     for frame in shown:
         inp = stats_of(frame, "inputs")
         outp = stats_of(frame, "outputs")
         weight = stats_of(frame, "weights")
         notes = ", ".join(
-            n for n in (
+            n
+            for n in (
                 flags(outp),
                 f"weight |x|max {num(weight.abs_max)}" if weight else "",
-            ) if n
+            )
+            if n
         )
-        rows.append((
-            ">>" if frame.producer else "",
-            "-" if frame.step is None else str(frame.step),
-            one_line(frame.phase or "-"),
-            _clip(one_line(frame.module or "-"), 40),
-            one_line(frame.module_type or "-"),
-            _dtype(outp or inp),
-            num(inp.abs_max) if inp else "-",
-            num(outp.abs_min) if outp else "-",
-            num(outp.abs_max) if outp else "-",
-            num(outp.headroom) if outp else "-",
-            notes,
-        ))
+        rows.append(
+            (
+                ">>" if frame.producer else "",
+                "-" if frame.step is None else str(frame.step),
+                one_line(frame.phase or "-"),
+                _clip(one_line(frame.module or "-"), 40),
+                one_line(frame.module_type or "-"),
+                _dtype(outp or inp),
+                num(inp.abs_max) if inp else "-",
+                num(outp.abs_min) if outp else "-",
+                num(outp.abs_max) if outp else "-",
+                num(outp.headroom) if outp else "-",
+                notes,
+            )
+        )
     return [s.bold(title), *_table(rows)]
 
 
@@ -209,10 +234,22 @@ def _history(report: Report, s: _Style) -> list[str]:
     shown = report.history[-MAX_HISTORY_SHOWN:]
     rows = [("step", "loss", "grad norm", "max |act|", "lr", "loss scale", "notes")]
     for rec in shown:
-        notes = ", ".join(n for n in ("skipped" if rec.skipped else "",
-                                      "near limit" if rec.near_limit else "") if n)
-        rows.append((str(rec.step), num(rec.loss), num(rec.grad_norm), num(rec.max_activation),
-                     num(rec.lr), num(rec.loss_scale), notes))
+        notes = ", ".join(
+            n
+            for n in ("skipped" if rec.skipped else "", "near limit" if rec.near_limit else "")
+            if n
+        )
+        rows.append(
+            (
+                str(rec.step),
+                num(rec.loss),
+                num(rec.grad_norm),
+                num(rec.max_activation),
+                num(rec.lr),
+                num(rec.loss_scale),
+                notes,
+            )
+        )
     title = f"History (last {len(shown)} of {report.steps_recorded} steps)"
     note = [f"  {safe(report.history_note.message)}"] if report.history_note else []
     return [s.bold(title), *note, *_table(rows)]
@@ -235,8 +272,15 @@ def _config(report: Report, s: _Style) -> list[str]:
     for framework in ("transformers", "lightning"):
         info = extra.get(framework)
         if isinstance(info, dict):
-            keys = ("precision", "learning_rate", "max_grad_norm", "gradient_clip_val",
-                    "warmup_steps", "gradient_accumulation_steps", "accumulate_grad_batches")
+            keys = (
+                "precision",
+                "learning_rate",
+                "max_grad_norm",
+                "gradient_clip_val",
+                "warmup_steps",
+                "gradient_accumulation_steps",
+                "accumulate_grad_batches",
+            )
             shown = ", ".join(f"{k} {info[k]}" for k in keys if info.get(k) is not None)
             lines.append(f"  {framework}: {safe(shown) or 'used'}")
             notes = info.get("notes")
@@ -247,9 +291,11 @@ def _config(report: Report, s: _Style) -> list[str]:
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
-            for r in rows]
+    return [
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+        for r in rows
+    ]
 
 
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]

@@ -31,8 +31,9 @@ from diagnose.tracer.stats import is_checked, iter_tensors
 _MAX_NODES = 200_000  # graph walk bound: a pathological graph must not stall the report
 
 
-def nodes_on_path(loss: torch.Tensor | None, params: Iterable[torch.Tensor] | None
-                  ) -> dict[int, Any] | None:
+def nodes_on_path(
+    loss: torch.Tensor | None, params: Iterable[torch.Tensor] | None
+) -> dict[int, Any] | None:
     """The autograd nodes between ``loss`` and the gradients of ``params``, by id.
 
     Without parameters, every node reachable from the loss; None when the graph is unknown
@@ -100,8 +101,11 @@ def downstream_only(outputs: list[torch.Tensor]) -> list[int]:
     return [i for i in range(len(outputs)) if i not in upstream]
 
 
-def find_backward_producer(records: list[OpRecord], loss: torch.Tensor | None = None,
-                           params: Iterable[torch.Tensor] | None = None) -> OpFinding | None:
+def find_backward_producer(
+    records: list[OpRecord],
+    loss: torch.Tensor | None = None,
+    params: Iterable[torch.Tensor] | None = None,
+) -> OpFinding | None:
     """The recorded op backward meets first whose gradient is non-finite from finite ones."""
     on_path = nodes_on_path(loss, params)
     for rec in reversed(records):
@@ -116,10 +120,10 @@ def find_backward_producer(records: list[OpRecord], loss: torch.Tensor | None = 
     return None
 
 
-def replay_module_backward(module: torch.nn.Module, args: Any, kwargs: Any
-                           ) -> OpFinding | None:
+def replay_module_backward(module: torch.nn.Module, args: Any, kwargs: Any) -> OpFinding | None:
     """Re-run one module call with grad on and every op recorded, then look for the op whose
     gradient is born non-finite inside it (the caller keeps the tracer's hooks quiet)."""
+
     def leaf(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and is_checked(x):
             return x.detach().requires_grad_(True)
@@ -175,11 +179,14 @@ def _backward_finding(rec: OpRecord, node: Any, kind: str) -> OpFinding:
     finding = _finding(rec)
     received, _, returned = finding.detail.partition(" and returned ")
     if finding.value is None:
-        finding.detail = (f"{received}; its gradient ({node.name()}) is {kind} for a finite "
-                          "incoming gradient (1)")
+        finding.detail = (
+            f"{received}; its gradient ({node.name()}) is {kind} for a finite incoming gradient (1)"
+        )
     else:
-        finding.detail = (f"{received} and returned {returned}, which later ops discarded (the "
-                          f"loss stayed finite); its gradient ({node.name()}) is {kind} there: "
-                          "0 times an infinite derivative")
+        finding.detail = (
+            f"{received} and returned {returned}, which later ops discarded (the "
+            f"loss stayed finite); its gradient ({node.name()}) is {kind} there: "
+            "0 times an infinite derivative"
+        )
     finding.backward = True
     return finding

@@ -77,6 +77,8 @@ def _near_threshold(dtype: torch.dtype) -> float:
         top = dtype_max(dtype)
         limit = _NEAR[dtype] = math.inf if top is None else top / NEAR_LIMIT_FACTOR
     return limit  # records; beyond this a check runs at the next root forward
+
+
 _SCALE_COLLAPSE = 1.0
 # What a light step's replay can explain: values of the model's forward, the loss, gradients.
 # (Weights and optimizer state after a step, and the loss scale, are seen as on a detailed step.)
@@ -90,13 +92,37 @@ _dtype_of = operator.attrgetter("dtype")
 class _Rec:
     """One entry of the check window, in the order things happened."""
 
-    __slots__ = ("args", "autocast", "call", "chunk", "grad_enabled", "grads", "indices", "ins",
-                 "invalues", "kind", "kwargs", "module", "outs", "parent", "phase", "rng", "step",
-                 "target", "values")
+    __slots__ = (
+        "args",
+        "autocast",
+        "call",
+        "chunk",
+        "grad_enabled",
+        "grads",
+        "indices",
+        "ins",
+        "invalues",
+        "kind",
+        "kwargs",
+        "module",
+        "outs",
+        "parent",
+        "phase",
+        "rng",
+        "step",
+        "target",
+        "values",
+    )
 
-    def __init__(self, kind: str, phase: str, step: int, module: Any = None,
-                 outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
-                 call: int = -1) -> None:
+    def __init__(
+        self,
+        kind: str,
+        phase: str,
+        step: int,
+        module: Any = None,
+        outs: list[tuple[str, torch.dtype, Any, int]] | None = None,
+        call: int = -1,
+    ) -> None:
         self.kind = kind
         self.phase = phase
         self.step = step
@@ -151,11 +177,17 @@ class Tracer:
     stay bounded however long the run.
     """
 
-    def __init__(self, frames: int = 21, backward: bool = True, sample_every: int = 1,
-                 check_at_backward: bool | None = None, detail_every: int = 16,
-                 detail_first: int = 1,
-                 stop_with: type[BaseException] = NonFiniteDetected,
-                 history: StepHistory | None = None) -> None:
+    def __init__(
+        self,
+        frames: int = 21,
+        backward: bool = True,
+        sample_every: int = 1,
+        check_at_backward: bool | None = None,
+        detail_every: int = 16,
+        detail_first: int = 1,
+        stop_with: type[BaseException] = NonFiniteDetected,
+        history: StepHistory | None = None,
+    ) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
         if sample_every < 1:
@@ -294,8 +326,9 @@ class Tracer:
         """Global hooks: every module call of a detailed step (or of a replay)."""
         self._module_handles += [
             _module_hooks.register_module_forward_pre_hook(self._on_pre),
-            _module_hooks.register_module_forward_hook(self._on_forward, with_kwargs=True,
-                                                       always_call=True),
+            _module_hooks.register_module_forward_hook(
+                self._on_forward, with_kwargs=True, always_call=True
+            ),
         ]
 
     def _remove_module_hooks(self) -> None:
@@ -310,8 +343,12 @@ class Tracer:
         """Whether the coming step hooks every module call: the first steps, every k-th step,
         the steps after one that came near a dtype's limit or that a loss scaler skipped, and
         every step of a multi-process run (a replay there would run collectives on one rank)."""
-        return (self.step < self.detail_first or self.step % self.detail_every == 0
-                or self._alert > 0 or _distributed())
+        return (
+            self.step < self.detail_first
+            or self.step % self.detail_every == 0
+            or self._alert > 0
+            or _distributed()
+        )
 
     def _set_light(self, light: bool) -> None:
         """Switch between detailed steps (global hooks) and light ones (root hooks only).
@@ -377,16 +414,20 @@ class Tracer:
                 self._add_root(module)
             self._root_rng = _rng_state()  # to re-run this forward at an event
             self._root_autocast = _autocast_state()
-            if self._recs and (self._nograd_forward or len(self._recs) > _MAX_WINDOW
-                               or (self._backward_seen and self._primary_opt is None)):
+            if self._recs and (
+                self._nograd_forward
+                or len(self._recs) > _MAX_WINDOW
+                or (self._backward_seen and self._primary_opt is None)
+            ):
                 # No optimizer step closed the last window: a manual update, or an
                 # evaluation forward that no backward can follow; one read for it now.
                 self._check()
         self._ncalls += 1
         self._stack.append(self._ncalls)
 
-    def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any = None,
-                    output: Any = _RAISED) -> None:
+    def _on_forward(
+        self, module: torch.nn.Module, args: Any, kwargs: Any = None, output: Any = _RAISED
+    ) -> None:
         if not self._active or not self._on or not self._stack:
             return
         call = self._stack.pop()
@@ -397,8 +438,9 @@ class Tracer:
         except Exception as exc:  # the tracer must never be what stops the script
             self._fault(f"a call of `{self._name(module)}` ({type(module).__name__})", exc)
 
-    def _record_call(self, module: torch.nn.Module, call: int, args: Any, kwargs: Any,
-                     output: Any) -> None:
+    def _record_call(
+        self, module: torch.nn.Module, call: int, args: Any, kwargs: Any, output: Any
+    ) -> None:
         # The hot path: one aminmax per new float tensor, one small record, no host read.
         stack = self._stack
         slot = self._slot
@@ -499,8 +541,14 @@ class Tracer:
                 grad = grad.values()
             slot = len(self._vals)
             self._vals.append(torch.aminmax(grad.abs() if grad.is_complex() else grad))
-            rec = _Rec("grad", "backward", self.step, module,
-                       [("grad_output", grad.dtype, shape, slot)], call)
+            rec = _Rec(
+                "grad",
+                "backward",
+                self.step,
+                module,
+                [("grad_output", grad.dtype, shape, slot)],
+                call,
+            )
             self._recs.append(rec)
 
     def _add_root(self, root: torch.nn.Module) -> None:
@@ -557,8 +605,9 @@ class Tracer:
         ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
         for t in ts:
             if isinstance(t, torch.Tensor) and is_checked(t):
-                rec = _Rec("loss", "loss", self.step, None,
-                           [("loss", t.dtype, t.shape, self._slot(t))])
+                rec = _Rec(
+                    "loss", "loss", self.step, None, [("loss", t.dtype, t.shape, self._slot(t))]
+                )
                 rec.target = self._loss_sources.get(id(t), t)
                 self._recs.append(rec)
         self._backward_seen = True
@@ -650,8 +699,13 @@ class Tracer:
             result = original(scaler, *args, **kwargs)
             scale = getattr(scaler, "_scale", None)
             if tracer._active and tracer._on and isinstance(scale, torch.Tensor):
-                rec = _Rec("scale", "backward", tracer.step, None,
-                           [("loss_scale", scale.dtype, scale.shape, tracer._slot(scale))])
+                rec = _Rec(
+                    "scale",
+                    "backward",
+                    tracer.step,
+                    None,
+                    [("loss_scale", scale.dtype, scale.shape, tracer._slot(scale))],
+                )
                 tracer._recs.append(rec)
             return result
 
@@ -676,12 +730,11 @@ class Tracer:
         # are the last step's, already checked. The arguments torch hands a step pre-hook
         # start with the optimizer itself.
         if kwargs and callable(kwargs.get("closure")):
-            return args, {**kwargs, "closure": self._checked_closure(kwargs["closure"],
-                                                                     optimizer)}
+            return args, {**kwargs, "closure": self._checked_closure(kwargs["closure"], optimizer)}
         at = 1 if args and args[0] is optimizer else 0
         if len(args) > at and callable(args[at]):
             checked = self._checked_closure(args[at], optimizer)
-            return (*args[:at], checked, *args[at + 1:]), kwargs
+            return (*args[:at], checked, *args[at + 1 :]), kwargs
         self._check_grads(optimizer)
         return None
 
@@ -716,8 +769,9 @@ class Tracer:
         # weights are checked when the tracer exits.
         if id(optimizer) == self._primary_opt:
             self._end_step(skipped=False)
-            if self._on and (not self._roots or self._optimizers_created > 1
-                             or self._other_optimizer_stepped):
+            if self._on and (
+                not self._roots or self._optimizers_created > 1 or self._other_optimizer_stepped
+            ):
                 # No module ever ran: a functional script whose whole step is user ops; or
                 # optimizers take turns (a GAN), and what runs now prepares the next one's
                 # forward (a generator's output made into the discriminator's input). Watch
@@ -755,8 +809,11 @@ class Tracer:
             if all_float32:
                 norms = torch._foreach_norm(ts, 2)  # the dtype argument costs a slower path
             else:  # float32 norms (fp64 tensors cast first: the dtype argument may not narrow)
-                norms = torch._foreach_norm([t.float() if t.dtype == torch.float64 else t
-                                             for t in ts], 2, dtype=torch.float32)
+                norms = torch._foreach_norm(
+                    [t.float() if t.dtype == torch.float64 else t for t in ts],
+                    2,
+                    dtype=torch.float32,
+                )
         finally:
             torch._C._set_grad_enabled(grad_mode)
         self._chunks.append(norms)  # read with the window's values at the check
@@ -765,8 +822,9 @@ class Tracer:
         rec.target = owners
         self._recs.append(rec)
 
-    def _norm_layout(self, kind: str, owners: list[Any], ts: list[torch.Tensor]
-                     ) -> tuple[list[tuple[str, torch.dtype, Any, int]], bool]:
+    def _norm_layout(
+        self, kind: str, owners: list[Any], ts: list[torch.Tensor]
+    ) -> tuple[list[tuple[str, torch.dtype, Any, int]], bool]:
         """The (name, dtype, shape) entries of a norm record, and whether every tensor is
         float32. The parameter gradients repeat both every step: they are kept per list of
         parameters and dtypes (the parameters held, so that no other tensor can take their ids
@@ -786,9 +844,19 @@ class Tracer:
 
     def _end_step(self, skipped: bool) -> None:
         p = self._pending
-        self._rows.append((self.step, p.get("loss"), p.get("grad_norm"),
-                           p.get("max_activation"), p.get("lr"), p.get("loss_scale"), skipped,
-                           bool(p.get("near_limit")), not self._light))
+        self._rows.append(
+            (
+                self.step,
+                p.get("loss"),
+                p.get("grad_norm"),
+                p.get("max_activation"),
+                p.get("lr"),
+                p.get("loss_scale"),
+                skipped,
+                bool(p.get("near_limit")),
+                not self._light,
+            )
+        )
         self._pending = {}
         if not skipped:
             self.step += 1
@@ -802,13 +870,21 @@ class Tracer:
         self._scaler_active = False
         if self._skips >= _MAX_CONSECUTIVE_SKIPS and self.event is None:
             scale = p.get("loss_scale")
-            self._raise(Event(
-                kind="nonfinite", phase="backward", step=self.step,
-                message=(f"first non-finite: step {self.step}, backward, loss scaler skipped "
-                         f"{self._skips} steps in a row (scale {describe(scale)}): "
-                         "gradients are non-finite at every scale"),
-                value="inf", details=["GradScaler keeps finding inf/nan gradients"],
-            ), None)
+            self._raise(
+                Event(
+                    kind="nonfinite",
+                    phase="backward",
+                    step=self.step,
+                    message=(
+                        f"first non-finite: step {self.step}, backward, loss scaler skipped "
+                        f"{self._skips} steps in a row (scale {describe(scale)}): "
+                        "gradients are non-finite at every scale"
+                    ),
+                    value="inf",
+                    details=["GradScaler keeps finding inf/nan gradients"],
+                ),
+                None,
+            )
 
     # -- the check -----------------------------------------------------------------------
 
@@ -828,8 +904,9 @@ class Tracer:
             self._reset_window()
 
     @staticmethod
-    def _read_window(vals: list[Any], chunks: list[list[torch.Tensor]]
-                     ) -> tuple[list[float], list[int]]:
+    def _read_window(
+        vals: list[Any], chunks: list[list[torch.Tensor]]
+    ) -> tuple[list[float], list[int]]:
         """Every device value of a window in one stack and one host read: the (amin, amax)
         pairs, then the norm chunks (and where each chunk starts)."""
         flat = [v for pair in vals for v in pair]
@@ -851,8 +928,9 @@ class Tracer:
             stacked = torch.stack([t.to(device) for t in items])
         return stacked.tolist(), offsets
 
-    def _scan(self, recs: list[_Rec], host: list[float], loss_ops: list[ops.RawOp],
-              offsets: list[int]) -> None:
+    def _scan(
+        self, recs: list[_Rec], host: list[float], loss_ops: list[ops.RawOp], offsets: list[int]
+    ) -> None:
         if math.isfinite(sum(host)):  # nan and inf survive a sum: nothing to look into
             self._scan_clean(recs, host, offsets)
             return
@@ -899,8 +977,11 @@ class Tracer:
             loss_ops = ops.as_records(loss_ops)
             ops.learn_finiteness(loss_ops)
             with _state_kept(self._roots):  # the explanation re-runs parts of the model
-                if (self._window_light and first_bad.kind in _REPLAYABLE
-                        and not (first_bad.kind == "call" and self._inputs_bad(first_bad))):
+                if (
+                    self._window_light
+                    and first_bad.kind in _REPLAYABLE
+                    and not (first_bad.kind == "call" and self._inputs_bad(first_bad))
+                ):
                     self._light_event(first_bad, recs, calls, loss_ops)
                 self._on_event(first_bad, recs, calls, loss_ops)
         self._recent.extend(window_calls)
@@ -927,8 +1008,9 @@ class Tracer:
                             near = True
             elif kind == "pgrad":
                 at = offsets[rec.chunk]
-                pending["grad_norm"] = math.hypot(pending.get("grad_norm") or 0.0,
-                                                  *host[at:at + len(rec.outs)])
+                pending["grad_norm"] = math.hypot(
+                    pending.get("grad_norm") or 0.0, *host[at : at + len(rec.outs)]
+                )
             elif kind == "loss":
                 s = rec.outs[0][3]
                 if len(rec.outs[0][2]) == 0 and s >= 0:
@@ -941,12 +1023,14 @@ class Tracer:
                     self._on_event(rec, recs, {}, [])
         pending["max_activation"] = max_act
         pending["near_limit"] = near
-        window_calls = window_calls[-self.frames:]
+        window_calls = window_calls[-self.frames :]
         for rec in window_calls:  # host values for the ring buffer of frames
-            rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                          for *_, s in rec.outs]
-            rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                            for *_, s in rec.ins]
+            rec.values = [
+                (host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0) for *_, s in rec.outs
+            ]
+            rec.invalues = [
+                (host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0) for *_, s in rec.ins
+            ]
             rec.args = rec.kwargs = rec.grads = None
         self._recent.extend(window_calls)
 
@@ -968,8 +1052,13 @@ class Tracer:
 
     # -- the event -----------------------------------------------------------------------
 
-    def _light_event(self, first_bad: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
-                     loss_ops: list[ops.OpRecord]) -> None:
+    def _light_event(
+        self,
+        first_bad: _Rec,
+        recs: list[_Rec],
+        calls: dict[int, _Rec],
+        loss_ops: list[ops.OpRecord],
+    ) -> None:
         """An event on a light step: replay its root calls with every module watched.
 
         The weights are those the step used (the update has not landed), so the replay,
@@ -992,29 +1081,46 @@ class Tracer:
             return  # the forward was finite: the light checks name these as a detailed step
         what = "forward and backward" if backward_born and self.backward else "forward"
         if replay is None:
-            note = (f"light step: a replay of the model's {what} with every module watched "
-                    "did not reproduce the step's outputs (weights or inputs changed since, or "
-                    "the model could not be re-run); the event is built from the step's root, "
-                    "loss and gradient checks")
+            note = (
+                f"light step: a replay of the model's {what} with every module watched "
+                "did not reproduce the step's outputs (weights or inputs changed since, or "
+                "the model could not be re-run); the event is built from the step's root, "
+                "loss and gradient checks"
+            )
         else:
-            note = (f"light step: a replay of the model's {what} with every module watched "
-                    "did not reproduce the non-finite value; the event is built from the "
-                    "step's root, loss and gradient checks")
+            note = (
+                f"light step: a replay of the model's {what} with every module watched "
+                "did not reproduce the non-finite value; the event is built from the "
+                "step's root, loss and gradient checks"
+            )
         if first_bad.kind != "call":
             self._on_event(first_bad, recs, calls, loss_ops, note)
         name = self._name(first_bad.module)
         mtype = type(first_bad.module).__name__
         dtype = next((dtype_name(d) for _, d, *_ in first_bad.outs), None)
-        msg = (f"first non-finite: step {first_bad.step}, forward, `{name}` ({mtype}, {dtype}): "
-               f"{self._out_summary(first_bad)} from finite input; the submodule that made it "
-               "is unknown")
-        self._raise(Event(kind="nonfinite", phase="forward", step=first_bad.step, module=name,
-                          module_type=mtype, dtype=dtype, message=msg,
-                          value=self._value(first_bad), details=[note]),
-                    self._frames(first_bad))
+        msg = (
+            f"first non-finite: step {first_bad.step}, forward, `{name}` ({mtype}, {dtype}): "
+            f"{self._out_summary(first_bad)} from finite input; the submodule that made it "
+            "is unknown"
+        )
+        self._raise(
+            Event(
+                kind="nonfinite",
+                phase="forward",
+                step=first_bad.step,
+                module=name,
+                module_type=mtype,
+                dtype=dtype,
+                message=msg,
+                value=self._value(first_bad),
+                details=[note],
+            ),
+            self._frames(first_bad),
+        )
 
-    def _replay_window(self, recs: list[_Rec], backward_too: bool = False
-                       ) -> tuple[list[_Rec], dict[int, _Rec], _Rec | None] | None:
+    def _replay_window(
+        self, recs: list[_Rec], backward_too: bool = False
+    ) -> tuple[list[_Rec], dict[int, _Rec], _Rec | None] | None:
         """Re-run the window's root calls under the global hooks (and, with ``backward_too``,
         their backward from the gradients their outputs received); one host read at the end.
 
@@ -1025,8 +1131,17 @@ class Tracer:
         roots = [r for r in recs if r.kind == "call" and r.parent < 0 and r.args is not None]
         if not roots or (backward_too and not any(r.grads for r in roots)):
             return None
-        saved = (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
-                 self._backward_seen, self._nograd_forward, self._window_light, self._stack)
+        saved = (
+            self._vals,
+            self._chunks,
+            self._recs,
+            self._seen,
+            self._loss_sources,
+            self._backward_seen,
+            self._nograd_forward,
+            self._window_light,
+            self._stack,
+        )
         self._set_light(False)  # the run stops at this event: no need to go light again
         self._reset_window()
         self._stack = []
@@ -1042,9 +1157,17 @@ class Tracer:
             return None
         finally:
             self._replaying = False
-            (self._vals, self._chunks, self._recs, self._seen, self._loss_sources,
-             self._backward_seen, self._nograd_forward, self._window_light,
-             self._stack) = saved
+            (
+                self._vals,
+                self._chunks,
+                self._recs,
+                self._seen,
+                self._loss_sources,
+                self._backward_seen,
+                self._nograd_forward,
+                self._window_light,
+                self._stack,
+            ) = saved
         rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
         for old, new in zip(roots, rroots, strict=False):
             new.indices, new.rng, new.autocast = old.indices, old.rng, old.autocast
@@ -1060,8 +1183,9 @@ class Tracer:
                 bad = self._confirm_nonfinite(rec)
             if bad and first is None:
                 first = rec
-        if not all(_same_values(old.values, new.values) for old, new in zip(roots, rroots,
-                                                                           strict=True)):
+        if not all(
+            _same_values(old.values, new.values) for old, new in zip(roots, rroots, strict=True)
+        ):
             # Weights or inputs changed since (an optimizer closure, a reused input buffer):
             # this is not the step's forward, so it names nothing.
             return None
@@ -1074,8 +1198,11 @@ class Tracer:
         window as the step's own did (``autograd.grad``: nothing accumulates in ``.grad``)."""
         outs, grads = [], []
         for root, output in zip(roots, outputs, strict=True):
-            kept = {i: node_grads[nr] for (i, nr), node_grads in (root.grads or {}).items()
-                    if nr < len(node_grads)}
+            kept = {
+                i: node_grads[nr]
+                for (i, nr), node_grads in (root.grads or {}).items()
+                if nr < len(node_grads)
+            }
             for i, (_, t) in enumerate(iter_tensors(output, "output")):
                 grad = kept.get(i)
                 if grad is not None and t.requires_grad:
@@ -1083,8 +1210,11 @@ class Tracer:
                     grads.append(grad)
         keep = backward.downstream_only(outs)  # an output another one was computed from
         outs, grads = [outs[i] for i in keep], [grads[i] for i in keep]  # got its share there
-        params = list({id(p): p for root in roots for p in root.module.parameters()
-                       if p.requires_grad}.values())
+        params = list(
+            {
+                id(p): p for root in roots for p in root.module.parameters() if p.requires_grad
+            }.values()
+        )
         if not outs or not params:
             return
         got = torch.autograd.grad(outs, params, grads, allow_unused=True)
@@ -1092,8 +1222,14 @@ class Tracer:
         if pairs:
             self._norms("pgrad", "backward", [p for p, _ in pairs], [g for _, g in pairs])
 
-    def _on_event(self, rec: _Rec, recs: list[_Rec], calls: dict[int, _Rec],
-                  loss_ops: list[ops.OpRecord], note: str | None = None) -> None:
+    def _on_event(
+        self,
+        rec: _Rec,
+        recs: list[_Rec],
+        calls: dict[int, _Rec],
+        loss_ops: list[ops.OpRecord],
+        note: str | None = None,
+    ) -> None:
         kind = rec.kind
         producer: _Rec | None = None
         event: Event
@@ -1106,10 +1242,17 @@ class Tracer:
             self._explain_backward(event, rec, recs, calls, loss_ops)
         elif kind == "scale":
             scale = rec.values[0][1]
-            event = Event(kind="nonfinite", phase="backward", step=rec.step, value="inf",
-                          message=(f"first non-finite: step {rec.step}, backward, loss scale "
-                                   f"collapsed to {describe(scale)}: gradients are non-finite "
-                                   "even at a tiny scale"))
+            event = Event(
+                kind="nonfinite",
+                phase="backward",
+                step=rec.step,
+                value="inf",
+                message=(
+                    f"first non-finite: step {rec.step}, backward, loss scale "
+                    f"collapsed to {describe(scale)}: gradients are non-finite "
+                    "even at a tiny scale"
+                ),
+            )
         else:
             event = self._param_event(rec)
             if kind == "pgrad":
@@ -1120,15 +1263,22 @@ class Tracer:
         finding = getattr(self, "_finding", None)
         if finding is not None and producer is None and event.module is None:
             # Born in an op outside any module: its own row ends the frames table.
-            frames = [*frames[len(frames) + 1 - self.frames:], self._op_frame(rec, finding)]
+            frames = [*frames[len(frames) + 1 - self.frames :], self._op_frame(rec, finding)]
         self._raise(event, frames)
 
     def _op_frame(self, rec: _Rec, finding: ops.OpFinding) -> Frame:
         phase = "backward" if finding.backward else "loss"
         outputs = [finding.output] if finding.output is not None else []
-        return Frame(index=self._ncalls + 1, step=rec.step, phase=phase, module=None,
-                     module_type=finding.op, inputs=list(finding.inputs), outputs=outputs,
-                     producer=True)
+        return Frame(
+            index=self._ncalls + 1,
+            step=rec.step,
+            phase=phase,
+            module=None,
+            module_type=finding.op,
+            inputs=list(finding.inputs),
+            outputs=outputs,
+            producer=True,
+        )
 
     def _raise(self, event: Event, frames: list[Frame] | None) -> None:
         self.event = event
@@ -1163,29 +1313,49 @@ class Tracer:
         if producer is rec:
             what = f"{out_stats} from finite input"
         else:  # made in the parent's own code, first seen coming out of a submodule
-            what = (f"made non-finite in its own forward from finite inputs; "
-                    f"`{self._name(rec.module)}` ({type(rec.module).__name__}) received it "
-                    f"and its {out_stats}")
-        msg = (f"first non-finite: step {rec.step}, {phase}, `{name}` "
-               f"({type(module).__name__}, {dtype}): {what}")
+            what = (
+                f"made non-finite in its own forward from finite inputs; "
+                f"`{self._name(rec.module)}` ({type(rec.module).__name__}) received it "
+                f"and its {out_stats}"
+            )
+        msg = (
+            f"first non-finite: step {rec.step}, {phase}, `{name}` "
+            f"({type(module).__name__}, {dtype}): {what}"
+        )
         if wmax is not None:
             msg += f", weight |x| max {describe(wmax)}"
-        event = Event(kind="nonfinite", phase=phase, step=rec.step, module=name,
-                      module_type=type(module).__name__, dtype=dtype, message=msg,
-                      value=self._value(rec))
+        event = Event(
+            kind="nonfinite",
+            phase=phase,
+            step=rec.step,
+            module=name,
+            module_type=type(module).__name__,
+            dtype=dtype,
+            message=msg,
+            value=self._value(rec),
+        )
         self._apply_finding(event, finding)
         return event, producer
 
-    def _explain_backward(self, event: Event, rec: _Rec, recs: list[_Rec],
-                          calls: dict[int, _Rec], loss_ops: list[ops.OpRecord]) -> None:
+    def _explain_backward(
+        self,
+        event: Event,
+        rec: _Rec,
+        recs: list[_Rec],
+        calls: dict[int, _Rec],
+        loss_ops: list[ops.OpRecord],
+    ) -> None:
         """Name the op whose gradient was born non-finite: first among the ops recorded outside
         modules (on the graph path to the bad parameters), else inside the module the event
         names, replayed with grad on."""
         loss = next((r.target for r in reversed(recs) if r.kind == "loss"), None)
         params = None
         if rec.kind == "pgrad":
-            params = [rec.target[i] for i, (lo, hi) in enumerate(rec.values or ())
-                      if not (math.isfinite(lo) and math.isfinite(hi))]
+            params = [
+                rec.target[i]
+                for i, (lo, hi) in enumerate(rec.values or ())
+                if not (math.isfinite(lo) and math.isfinite(hi))
+            ]
         was = self._active
         self._active = False
         try:
@@ -1196,15 +1366,22 @@ class Tracer:
                 ).replace(" from finite incoming gradients", "", 1)  # the op's own was not
                 event.module = event.module_type = None
             else:
-                call = next((r for r in reversed(list(calls.values()))
-                             if self._name(r.module) == event.module), None)
+                call = next(
+                    (
+                        r
+                        for r in reversed(list(calls.values()))
+                        if self._name(r.module) == event.module
+                    ),
+                    None,
+                )
                 while call is not None and finding is None:  # the module, then its parents
                     if call.args is None:
                         self._recover_args(call, calls)
                     if call.args is not None:
                         with _autocast_as(self._root_of(call, calls).autocast):
-                            finding = backward.replay_module_backward(call.module, call.args,
-                                                                      call.kwargs)
+                            finding = backward.replay_module_backward(
+                                call.module, call.args, call.kwargs
+                            )
                     if finding is not None and call.module is not None:
                         event.module = self._name(call.module)
                         event.module_type = type(call.module).__name__
@@ -1231,12 +1408,22 @@ class Tracer:
                     st = full_stats(key, value)
                     details.append(f"optimizer state {key}: |x| max {describe(st.abs_max)}")
         value = "nan" if weight.nan else "inf"
-        msg = (f"first non-finite: step {step}, optimizer, `{name}` ({type(module).__name__}, "
-               f"{weight.dtype}): weight `{label}` is {value} after "
-               f"{type(opt).__name__ if opt else 'the optimizer'}.step() from finite gradients")
-        return Event(kind="nonfinite", phase="optimizer", step=step, module=name,
-                     module_type=type(module).__name__, dtype=weight.dtype, message=msg,
-                     value=value, details=details)
+        msg = (
+            f"first non-finite: step {step}, optimizer, `{name}` ({type(module).__name__}, "
+            f"{weight.dtype}): weight `{label}` is {value} after "
+            f"{type(opt).__name__ if opt else 'the optimizer'}.step() from finite gradients"
+        )
+        return Event(
+            kind="nonfinite",
+            phase="optimizer",
+            step=step,
+            module=name,
+            module_type=type(module).__name__,
+            dtype=weight.dtype,
+            message=msg,
+            value=value,
+            details=details,
+        )
 
     @staticmethod
     def _inputs_bad(rec: _Rec) -> bool:
@@ -1244,19 +1431,32 @@ class Tracer:
 
     def _input_event(self, root: _Rec) -> Event:
         name = self._name(root.module)
-        bad = [(n, d) for (n, d, _, s), (lo, hi) in zip(root.ins, root.invalues, strict=True)
-               if not (math.isfinite(lo) and math.isfinite(hi))]
+        bad = [
+            (n, d)
+            for (n, d, _, s), (lo, hi) in zip(root.ins, root.invalues, strict=True)
+            if not (math.isfinite(lo) and math.isfinite(hi))
+        ]
         what = bad[0][0] if bad else "input"
         dtype = dtype_name(bad[0][1]) if bad else None
         indices = self._bad_rows(root, what)
-        msg = (f"first non-finite: step {root.step}, input, `{name}` "
-               f"({type(root.module).__name__}, {dtype}): {what} already non-finite "
-               f"in the batch fed to the model")
+        msg = (
+            f"first non-finite: step {root.step}, input, `{name}` "
+            f"({type(root.module).__name__}, {dtype}): {what} already non-finite "
+            f"in the batch fed to the model"
+        )
         if indices:
             msg += f" (dataset indices {indices[:8]})"
-        return Event(kind="nonfinite", phase="input", step=root.step, module=name,
-                     module_type=type(root.module).__name__, dtype=dtype, message=msg,
-                     sample_indices=indices or None, location=getattr(self, "_input_loc", None))
+        return Event(
+            kind="nonfinite",
+            phase="input",
+            step=root.step,
+            module=name,
+            module_type=type(root.module).__name__,
+            dtype=dtype,
+            message=msg,
+            sample_indices=indices or None,
+            location=getattr(self, "_input_loc", None),
+        )
 
     def _bad_rows(self, root: _Rec, what: str) -> list[int]:
         tensors = dict(iter_tensors(root.args, "input"))
@@ -1281,15 +1481,26 @@ class Tracer:
         dtype = dtype_name(rec.outs[0][1])
         lo, hi = rec.values[0]
         if finding is not None:
-            where = (f" at {finding.location.file}:{finding.location.line}"
-                     if finding.location else "")
-            msg = (f"first non-finite: step {rec.step}, loss, op `{finding.op}`{where}: "
-                   f"{finding.detail}")
+            where = (
+                f" at {finding.location.file}:{finding.location.line}" if finding.location else ""
+            )
+            msg = (
+                f"first non-finite: step {rec.step}, loss, op `{finding.op}`{where}: "
+                f"{finding.detail}"
+            )
         else:
-            msg = (f"first non-finite: step {rec.step}, loss ({dtype}) is "
-                   f"{nonfinite_kind(lo, hi)} from finite model outputs")
-        event = Event(kind="nonfinite", phase="loss", step=rec.step, dtype=dtype, message=msg,
-                      value=nonfinite_kind(lo, hi))
+            msg = (
+                f"first non-finite: step {rec.step}, loss ({dtype}) is "
+                f"{nonfinite_kind(lo, hi)} from finite model outputs"
+            )
+        event = Event(
+            kind="nonfinite",
+            phase="loss",
+            step=rec.step,
+            dtype=dtype,
+            message=msg,
+            value=nonfinite_kind(lo, hi),
+        )
         self._apply_finding(event, finding)
         return event
 
@@ -1304,12 +1515,21 @@ class Tracer:
         lo, hi = rec.values[0]
         dtype = dtype_name(rec.outs[0][1])
         src = self._name(rec.module)
-        msg = (f"first non-finite: step {rec.step}, backward, `{name}` "
-               f"({type(maker).__name__}, {dtype}): gradient {nonfinite_kind(lo, hi)} "
-               f"w.r.t. the output of `{src}` from finite incoming gradients")
-        event = Event(kind="nonfinite", phase="backward", step=rec.step, module=name,
-                      module_type=type(maker).__name__, dtype=dtype, message=msg,
-                      value=nonfinite_kind(lo, hi))
+        msg = (
+            f"first non-finite: step {rec.step}, backward, `{name}` "
+            f"({type(maker).__name__}, {dtype}): gradient {nonfinite_kind(lo, hi)} "
+            f"w.r.t. the output of `{src}` from finite incoming gradients"
+        )
+        event = Event(
+            kind="nonfinite",
+            phase="backward",
+            step=rec.step,
+            module=name,
+            module_type=type(maker).__name__,
+            dtype=dtype,
+            message=msg,
+            value=nonfinite_kind(lo, hi),
+        )
         producer = next((r for r in self._recent if r.module is maker), None)
         return event, producer
 
@@ -1327,8 +1547,11 @@ class Tracer:
 
     def _param_event(self, rec: _Rec) -> Event:
         owners = self._param_owners()
-        bad = [i for i, (lo, hi) in enumerate(rec.values)
-               if not (math.isfinite(lo) and math.isfinite(hi))]
+        bad = [
+            i
+            for i, (lo, hi) in enumerate(rec.values)
+            if not (math.isfinite(lo) and math.isfinite(hi))
+        ]
         idx = bad[0]
         if rec.kind == "pgrad":
             # Backward runs the forward in reverse: of the modules with a non-finite
@@ -1355,13 +1578,22 @@ class Tracer:
             tail = "before the optimizer step (the update was not applied)"
         else:
             tail = f"after {opt}.step() from finite gradients"
-        msg = (f"first non-finite: step {rec.step}, {rec.phase}, `{mod_name or '?'}` "
-               f"({type(mod).__name__ if mod is not None else '?'}, {dtype}): "
-               f"{what[rec.kind]} `{label}` is {nonfinite_kind(lo, hi)} {tail}")
-        return Event(kind="nonfinite", phase=rec.phase, step=rec.step, module=mod_name,
-                     module_type=type(mod).__name__ if mod is not None else None,
-                     dtype=dtype, message=msg, value=nonfinite_kind(lo, hi),
-                     details=[f"parameter {label}"])
+        msg = (
+            f"first non-finite: step {rec.step}, {rec.phase}, `{mod_name or '?'}` "
+            f"({type(mod).__name__ if mod is not None else '?'}, {dtype}): "
+            f"{what[rec.kind]} `{label}` is {nonfinite_kind(lo, hi)} {tail}"
+        )
+        return Event(
+            kind="nonfinite",
+            phase=rec.phase,
+            step=rec.step,
+            module=mod_name,
+            module_type=type(mod).__name__ if mod is not None else None,
+            dtype=dtype,
+            message=msg,
+            value=nonfinite_kind(lo, hi),
+            details=[f"parameter {label}"],
+        )
 
     def _param_owners(self) -> dict[int, tuple[str, str, torch.nn.Module]]:
         owners: dict[int, tuple[str, str, torch.nn.Module]] = {}
@@ -1384,16 +1616,20 @@ class Tracer:
         if reached is not None:
             rec.args, rec.kwargs, _ = reached
 
-    def _rerun_to(self, rec: _Rec, calls: dict[int, _Rec]
-                  ) -> tuple[Any, Any, ops.Site | None] | None:
+    def _rerun_to(
+        self, rec: _Rec, calls: dict[int, _Rec]
+    ) -> tuple[Any, Any, ops.Site | None] | None:
         """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call:
         its inputs, and the user's line that called the module (None inside torch's own
         containers, such as ``nn.Sequential``)."""
         root = self._root_of(rec, calls)
         if root is rec or root.args is None:
             return None
-        same = sorted(r.call for r in calls.values() if r.module is rec.module
-                      and root.call <= r.call <= rec.call)
+        same = sorted(
+            r.call
+            for r in calls.values()
+            if r.module is rec.module and root.call <= r.call <= rec.call
+        )
         wanted = len(same) - 1  # this module's earlier calls within the same root call
         seen = [0]
         caught: list[Any] = []
@@ -1439,8 +1675,14 @@ class Tracer:
             out = None
         finally:
             self._active = was
-        target = next((t for _, t in iter_tensors(out, "o")
-                       if is_checked(t) and not bool(torch.isfinite(t).all())), None)
+        target = next(
+            (
+                t
+                for _, t in iter_tensors(out, "o")
+                if is_checked(t) and not bool(torch.isfinite(t).all())
+            ),
+            None,
+        )
         finding = ops.find_producer(watch.records, target)
         if finding is not None and finding.location is None and calls:
             # The op ran in torch's own module code (a Linear, an RNN): the user's line is
@@ -1491,25 +1733,40 @@ class Tracer:
         if producer is not None and producer in recs:
             recs = recs[: recs.index(producer) + 1]
         frames = []
-        for i, rec in enumerate(recs[-self.frames:]):
+        for i, rec in enumerate(recs[-self.frames :]):
             frames.append(self._frame(i, rec, rec is producer))
         return frames
 
     def _frame(self, index: int, rec: _Rec, producer: bool) -> Frame:
         module = rec.module
-        ins = [host_stats(n, d, sh, lo, hi)
-               for (n, d, sh, s), (lo, hi) in zip(rec.ins, rec.invalues, strict=False)
-               if s >= 0]
-        outs = [host_stats(n, d, sh, lo, hi)
-                for (n, d, sh, s), (lo, hi) in zip(rec.outs, rec.values or (), strict=False)
-                if s >= 0]
+        ins = [
+            host_stats(n, d, sh, lo, hi)
+            for (n, d, sh, s), (lo, hi) in zip(rec.ins, rec.invalues, strict=False)
+            if s >= 0
+        ]
+        outs = [
+            host_stats(n, d, sh, lo, hi)
+            for (n, d, sh, s), (lo, hi) in zip(rec.outs, rec.values or (), strict=False)
+            if s >= 0
+        ]
         # The weights are read now: they are the call's own only if no update ran since.
-        weights = ([full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
-                   if rec.step == self.step else [])
+        weights = (
+            [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+            if rec.step == self.step
+            else []
+        )
         phase = "loss" if isinstance(module, torch.nn.modules.loss._Loss) else rec.phase
-        return Frame(index=rec.call if rec.call >= 0 else index, step=rec.step, phase=phase,
-                     module=self._name(module), module_type=type(module).__name__,
-                     inputs=ins, outputs=outs, weights=weights, producer=producer)
+        return Frame(
+            index=rec.call if rec.call >= 0 else index,
+            step=rec.step,
+            phase=phase,
+            module=self._name(module),
+            module_type=type(module).__name__,
+            inputs=ins,
+            outputs=outs,
+            weights=weights,
+            producer=producer,
+        )
 
     def report(self) -> Report:
         """The run so far as a Report (no symptoms or fixes: the engine adds those)."""
@@ -1520,16 +1777,19 @@ class Tracer:
             except Exception:
                 config = Config()
         frames = self.event_frames if self.event is not None else self._frames(None)
-        return Report(status="nonfinite" if self.event is not None else "clean",
-                      script=ScriptInfo(path=sys.argv[0] if sys.argv else "<python>",
-                                        argv=sys.argv[1:]),
-                      event=self.event, frames=frames, history=list(self.history),
-                      config=config, warnings=list(self._faults),
-                      history_note=self._rows.note())
+        return Report(
+            status="nonfinite" if self.event is not None else "clean",
+            script=ScriptInfo(path=sys.argv[0] if sys.argv else "<python>", argv=sys.argv[1:]),
+            event=self.event,
+            frames=frames,
+            history=list(self.history),
+            config=config,
+            warnings=list(self._faults),
+            history_note=self._rows.note(),
+        )
 
 
-def _same_values(a: list[tuple[float, float]] | None,
-                 b: list[tuple[float, float]] | None) -> bool:
+def _same_values(a: list[tuple[float, float]] | None, b: list[tuple[float, float]] | None) -> bool:
     """The replay made the root outputs the step made (to rounding; inf/nan in kind)."""
     if a is None or b is None or len(a) != len(b):
         return False
@@ -1643,13 +1903,15 @@ def _read_values(rec: _Rec, host: list[float], offsets: list[int]) -> bool:
     True when one of its values is non-finite."""
     if rec.chunk >= 0:
         at = offsets[rec.chunk]
-        rec.values = [(v, v) for v in host[at:at + len(rec.outs)]]
+        rec.values = [(v, v) for v in host[at : at + len(rec.outs)]]
     else:
-        rec.values = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                      for *_, s in rec.outs]
+        rec.values = [
+            (host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0) for *_, s in rec.outs
+        ]
     if rec.kind == "call":
-        rec.invalues = [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0)
-                        for *_, s in rec.ins]
+        rec.invalues = [
+            (host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0) for *_, s in rec.ins
+        ]
     return not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in rec.values)
 
 
@@ -1657,8 +1919,12 @@ def _quiet_compile_hook_warning() -> Any:
     """Hide torch's warning that global module hooks fire once more around a ``torch.compile``
     wrapper: the hooks are the tracer's, which counts that call as the model's own, and the
     script did nothing to be warned about. Returns the filter, to take it out at detach."""
-    warnings.filterwarnings("ignore", message=r"Using `torch\.compile\(module\)` when there are "
-                            r"global hooks on modules", category=UserWarning)
+    warnings.filterwarnings(
+        "ignore",
+        message=r"Using `torch\.compile\(module\)` when there are "
+        r"global hooks on modules",
+        category=UserWarning,
+    )
     return warnings.filters[0]
 
 
@@ -1690,8 +1956,11 @@ def _script_name_of(root: torch.nn.Module) -> str:
         if frame is not None:
             owner = frame.f_locals.get("self")
             modules = getattr(owner, "_modules", None)
-            for space in (frame.f_locals, modules if isinstance(modules, dict) else {},
-                          frame.f_globals):
+            for space in (
+                frame.f_locals,
+                modules if isinstance(modules, dict) else {},
+                frame.f_globals,
+            ):
                 name = next((k for k, v in space.items() if v is root and k != "self"), None)
                 if isinstance(name, str):
                     return name

@@ -31,18 +31,22 @@ class BatchIndices:
 
     def __init__(self) -> None:
         self.last: list[int] | None = None  # indices of the batch handed out last
-        self._batches: deque[tuple[list[torch.Tensor], list[int]]] = deque(
-            maxlen=_KEPT_BATCHES)
+        self._batches: deque[tuple[list[torch.Tensor], list[int]]] = deque(maxlen=_KEPT_BATCHES)
         self._asked: weakref.WeakKeyDictionary[Any, deque[list[int] | None]] = (
-            weakref.WeakKeyDictionary())
+            weakref.WeakKeyDictionary()
+        )
         self._originals: dict[str, Any] = {}
 
     def install(self) -> None:
         base = _dl._BaseDataLoaderIter
-        self._originals = {"_next_index": base._next_index, "_reset": base._reset,
-                           "__next__": base.__next__}
-        next_index, reset, next_ = (self._originals[k]
-                                    for k in ("_next_index", "_reset", "__next__"))
+        self._originals = {
+            "_next_index": base._next_index,
+            "_reset": base._reset,
+            "__next__": base.__next__,
+        }
+        next_index, reset, next_ = (
+            self._originals[k] for k in ("_next_index", "_reset", "__next__")
+        )
         watcher = self
 
         def _next_index(it: Any) -> Any:
@@ -84,8 +88,9 @@ class BatchIndices:
         self.last = indices
         if indices is None:
             return
-        tensors = [t for _, t in iter_tensors(data, "batch")
-                   if t.dim() and t.shape[0] == len(indices)]
+        tensors = [
+            t for _, t in iter_tensors(data, "batch") if t.dim() and t.shape[0] == len(indices)
+        ]
         if tensors:
             self._batches.append((tensors, indices))
 

@@ -30,16 +30,47 @@ _DIAGNOSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_PREFIXES = (_TORCH_DIR, _DIAGNOSE_DIR, "<frozen", os.path.dirname(os.__file__))
 
 _DUNDER = {
-    "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
-    "__rsub__": "sub", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
-    "__truediv__": "div", "__rtruediv__": "div", "__itruediv__": "div_", "__pow__": "pow",
-    "__rpow__": "pow", "__matmul__": "matmul", "__rmatmul__": "matmul", "__neg__": "neg",
+    "__add__": "add",
+    "__radd__": "add",
+    "__iadd__": "add_",
+    "__sub__": "sub",
+    "__rsub__": "sub",
+    "__mul__": "mul",
+    "__rmul__": "mul",
+    "__imul__": "mul_",
+    "__truediv__": "div",
+    "__rtruediv__": "div",
+    "__itruediv__": "div_",
+    "__pow__": "pow",
+    "__rpow__": "pow",
+    "__matmul__": "matmul",
+    "__rmatmul__": "matmul",
+    "__neg__": "neg",
     "__floordiv__": "floor_divide",
 }
 
-_IGNORED = {"__get__", "__set__", "__setitem__", "item", "tolist", "backward", "size", "dim",
-            "numel", "__bool__", "__len__", "__format__", "__repr__", "__hash__", "detach",
-            "requires_grad_", "retain_grad", "register_hook", "data_ptr", "stride"}
+_IGNORED = {
+    "__get__",
+    "__set__",
+    "__setitem__",
+    "item",
+    "tolist",
+    "backward",
+    "size",
+    "dim",
+    "numel",
+    "__bool__",
+    "__len__",
+    "__format__",
+    "__repr__",
+    "__hash__",
+    "detach",
+    "requires_grad_",
+    "retain_grad",
+    "register_hook",
+    "data_ptr",
+    "stride",
+}
 
 
 # Where an op was called: (file, line, function, "file:line" of the library code it went
@@ -152,14 +183,17 @@ class _Watch(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **kwargs) if kwargs else func(*args)
         tensor = out[0] if isinstance(out, (tuple, list)) and out else out
-        if (type(tensor) is torch.Tensor and (tensor.is_floating_point() or tensor.is_complex())
-                and tensor.numel() and not tensor.is_meta
-                and getattr(func, "__name__", "") not in _IGNORED):
+        if (
+            type(tensor) is torch.Tensor
+            and (tensor.is_floating_point() or tensor.is_complex())
+            and tensor.numel()
+            and not tensor.is_meta
+            and getattr(func, "__name__", "") not in _IGNORED
+        ):
             self._record(func, args, kwargs, tensor)
         return out
 
-    def _record(self, func: Any, args: tuple, kwargs: dict | None,
-                output: torch.Tensor) -> None:
+    def _record(self, func: Any, args: tuple, kwargs: dict | None, output: torch.Tensor) -> None:
         raise NotImplementedError
 
 
@@ -173,8 +207,7 @@ class LossWatch(_Watch):
     no device work (the step's own checks say whether anything needs looking into). It runs
     every step, so it keeps each op as a ``RawOp`` tuple."""
 
-    def _record(self, func: Any, args: tuple, kwargs: dict | None,
-                output: torch.Tensor) -> None:
+    def _record(self, func: Any, args: tuple, kwargs: dict | None, output: torch.Tensor) -> None:
         self.records.append((func, args, kwargs, output, user_site()))
 
 
@@ -183,19 +216,25 @@ def as_records(ops: list[OpRecord | RawOp]) -> list[OpRecord]:
     return [op if isinstance(op, OpRecord) else _raw_record(*op) for op in ops]
 
 
-def _raw_record(func: Any, args: tuple, kwargs: dict | None, output: torch.Tensor,
-                site: Site | None) -> OpRecord:
+def _raw_record(
+    func: Any, args: tuple, kwargs: dict | None, output: torch.Tensor, site: Site | None
+) -> OpRecord:
     name = getattr(func, "__name__", "")
-    return OpRecord(_DUNDER.get(name, name) or str(func), site, output, func=func, args=args,
-                    kwargs=kwargs or {})
+    return OpRecord(
+        _DUNDER.get(name, name) or str(func),
+        site,
+        output,
+        func=func,
+        args=args,
+        kwargs=kwargs or {},
+    )
 
 
 class Replay(_Watch):
     """Eager watch used when re-running one module call after an event: each op's finiteness
     is learnt at once, and its call site stops at diagnose's own replay call."""
 
-    def _record(self, func: Any, args: tuple, kwargs: dict | None,
-                output: torch.Tensor) -> None:
+    def _record(self, func: Any, args: tuple, kwargs: dict | None, output: torch.Tensor) -> None:
         rec = _raw_record(func, args, kwargs, output, user_site(stop_at_diagnose=True))
         rec.finite = bool(torch.isfinite(output).all())
         self.records.append(rec)
@@ -221,8 +260,11 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
         seen = set()
         while id(rec) not in seen:
             seen.add(id(rec))
-            bad = [by_output[id(t)] for _, t in rec.inputs
-                   if id(t) in by_output and by_output[id(t)].finite is False]
+            bad = [
+                by_output[id(t)]
+                for _, t in rec.inputs
+                if id(t) in by_output and by_output[id(t)].finite is False
+            ]
             if not bad:
                 break
             rec = bad[0]
@@ -232,9 +274,12 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
         if r.finite:
             for _, t in r.inputs:
                 consumed_ok.add(id(t))
-    candidates = [r for r in records if r.finite is False
-                  and not any(id(t) in by_output and by_output[id(t)].finite is False
-                              for _, t in r.inputs)]
+    candidates = [
+        r
+        for r in records
+        if r.finite is False
+        and not any(id(t) in by_output and by_output[id(t)].finite is False for _, t in r.inputs)
+    ]
     for r in candidates:
         if id(r.output) not in consumed_ok:
             return _finding(r, by_output)
@@ -253,14 +298,21 @@ def _finding(rec: OpRecord, by_output: dict[int, OpRecord] | None = None) -> OpF
     detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     value = value_kind(rec.output)
     detail += f" and returned {value or 'a finite value'}"
-    finding = OpFinding(rec.name, site_location(rec.site), inputs, output, detail, value=value,
-                        numbers=numbers, sources=_sources(rec, by_output or {}))
+    finding = OpFinding(
+        rec.name,
+        site_location(rec.site),
+        inputs,
+        output,
+        detail,
+        value=value,
+        numbers=numbers,
+        sources=_sources(rec, by_output or {}),
+    )
     if rec.name in _CLASSIFICATION_LOSSES:
         finding.targets = target_counts(rec.args, rec.kwargs)
         if finding.targets is not None:
             ignore, total, ignored = finding.targets
-            finding.detail += (f"; {ignored} of {total} targets equal "
-                               f"ignore_index={ignore}")
+            finding.detail += f"; {ignored} of {total} targets equal ignore_index={ignore}"
     return finding
 
 
@@ -272,8 +324,11 @@ def _sources(rec: OpRecord, by_output: dict[int, OpRecord]) -> list[OpSource]:
         maker = by_output.get(id(t))
         numbers = _numbers(maker.args, maker.kwargs) if maker is not None else []
         if maker is not None and maker is not rec and numbers:
-            sources.append(OpSource(input=i, op=maker.name, numbers=numbers,
-                                    location=site_location(maker.site)))
+            sources.append(
+                OpSource(
+                    input=i, op=maker.name, numbers=numbers, location=site_location(maker.site)
+                )
+            )
     return sources
 
 
@@ -284,7 +339,7 @@ def _numbers(args: tuple, kwargs: dict | None) -> list[float]:
 
 
 def _describe_number(value: float, output: torch.Tensor) -> str:
-    """"the number 1e+39 (inf in float32)": a number the op's dtype cannot hold is named so."""
+    """ "the number 1e+39 (inf in float32)": a number the op's dtype cannot hold is named so."""
     text = f"the number {_fmt(value)}"
     limit = dtype_max(output.dtype)
     if limit is not None and math.isfinite(value) and abs(value) > limit:
@@ -293,7 +348,7 @@ def _describe_number(value: float, output: torch.Tensor) -> str:
 
 
 def _describe_input(s: TensorStats) -> str:
-    """"min |x| = 0, max |x| = 1", with the signed minimum when the input holds negatives."""
+    """ "min |x| = 0, max |x| = 1", with the signed minimum when the input holds negatives."""
     smallest = 0.0 if s.zeros else s.abs_min
     text = f"min |x| = {_fmt(smallest)}, max |x| = {_fmt(s.abs_max)}"
     if s.min is not None and s.min < 0:

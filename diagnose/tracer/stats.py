@@ -80,8 +80,9 @@ def iter_tensors(obj: Any, prefix: str, depth: int = 0) -> Iterator[tuple[str, t
             yield from iter_tensors(value, f"{prefix}[{i}]", depth + 1)
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for field in dataclasses.fields(obj):
-            yield from iter_tensors(getattr(obj, field.name, None), f"{prefix}.{field.name}",
-                                    depth + 1)
+            yield from iter_tensors(
+                getattr(obj, field.name, None), f"{prefix}.{field.name}", depth + 1
+            )
 
 
 def host_stats(name: str, dtype: torch.dtype, shape: Any, lo: float, hi: float) -> TensorStats:
@@ -114,8 +115,9 @@ def full_stats(name: str, t: torch.Tensor) -> TensorStats:
             x = local.detach()
             lo, hi = (int(v) for v in torch.aminmax(x))
             zeros = int((x == 0).sum())
-        return TensorStats(name=name, dtype=dtype_name(t.dtype), shape=shape, min=lo, max=hi,
-                           zeros=zeros)
+        return TensorStats(
+            name=name, dtype=dtype_name(t.dtype), shape=shape, min=lo, max=hi, zeros=zeros
+        )
     with torch.no_grad():
         x = local.detach()
         if x.is_complex():
@@ -143,16 +145,32 @@ def full_stats(name: str, t: torch.Tensor) -> TensorStats:
     return stats
 
 
-def _finish(name: str, dtype: torch.dtype, shape: list[int], abs_min: float | None,
-            abs_max: float, nan: int | None, inf: int | None) -> TensorStats:
+def _finish(
+    name: str,
+    dtype: torch.dtype,
+    shape: list[int],
+    abs_min: float | None,
+    abs_max: float,
+    nan: int | None,
+    inf: int | None,
+) -> TensorStats:
     limit = dtype_max(dtype)
     headroom = None
     near = False
     if limit is not None and math.isfinite(abs_max) and abs_max > 0:
         headroom = limit / abs_max
         near = headroom < NEAR_LIMIT_FACTOR
-    return TensorStats(name=name, dtype=dtype_name(dtype), shape=shape, abs_min=abs_min,
-                       abs_max=abs_max, nan=nan, inf=inf, headroom=headroom, near_limit=near)
+    return TensorStats(
+        name=name,
+        dtype=dtype_name(dtype),
+        shape=shape,
+        abs_min=abs_min,
+        abs_max=abs_max,
+        nan=nan,
+        inf=inf,
+        headroom=headroom,
+        near_limit=near,
+    )
 
 
 def describe(value: float | None) -> str:

@@ -91,8 +91,11 @@ def test_renamed_bindings_in_the_script_are_captured_and_restored(load_module):
     module = load_module("project", "renamed_clip_user")
     model = mlp()
     with ConfigCapture() as cap:
-        train(model, torch.optim.SGD(model.parameters(), lr=0.1),
-              before_step=lambda: module.step(model.parameters()))
+        train(
+            model,
+            torch.optim.SGD(model.parameters(), lr=0.1),
+            before_step=lambda: module.step(model.parameters()),
+        )
         config = snapshot(cap)
     kinds = {clip["kind"]: clip for clip in config["grad_clips"]}
     assert kinds["norm"]["calls"] == 3 and kinds["norm"]["max"] == 0.25
@@ -107,8 +110,12 @@ def test_a_module_registered_under_two_names_is_rebound_once(load_module):
     try:
         model = mlp()
         with ConfigCapture() as cap:
-            train(model, torch.optim.SGD(model.parameters(), lr=0.1), steps=2,
-                  before_step=lambda: module.clip(model.parameters(), 0.5))
+            train(
+                model,
+                torch.optim.SGD(model.parameters(), lr=0.1),
+                steps=2,
+                before_step=lambda: module.clip(model.parameters(), 0.5),
+            )
             rebound = [name for owner, name in cap._patcher.installed if owner is module]
             config = snapshot(cap)
         assert sorted(rebound) == ["clip", "clip_grad_norm_", "clip_value"]

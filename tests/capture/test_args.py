@@ -24,8 +24,14 @@ def parser() -> argparse.ArgumentParser:
 def test_values_and_flags_given_versus_defaults(capture):
     parser().parse_args(["train.csv", "--lr", "1.0", "-e5"])
     config = snapshot(capture)
-    assert config["args"] == {"data": "train.csv", "lr": 1.0, "epochs": 5, "fp16": False,
-                              "max_grad_norm": None, "out": None}
+    assert config["args"] == {
+        "data": "train.csv",
+        "lr": 1.0,
+        "epochs": 5,
+        "fp16": False,
+        "max_grad_norm": None,
+        "out": None,
+    }
     assert config["args_given"] == {"lr": "--lr", "epochs": "-e", "data": "positional"}
     assert config["args_defaults"] == {"fp16": False, "max_grad_norm": None, "out": None}
 

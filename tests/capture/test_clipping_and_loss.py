@@ -16,8 +16,12 @@ def test_no_clipping_is_none(capture):
 
 def test_clip_by_norm_through_the_module_attribute(capture):
     model = mlp()
-    train(model, torch.optim.SGD(model.parameters(), lr=0.1), steps=4,
-          before_step=lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5, 2.0))
+    train(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        steps=4,
+        before_step=lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5, 2.0),
+    )
     clip = snapshot(capture)["grad_clip"]
     assert clip["kind"] == "norm" and clip["max"] == 0.5 and clip["norm_type"] == 2.0
     assert clip["calls"] == 4
@@ -27,8 +31,11 @@ def test_clip_by_norm_through_the_module_attribute(capture):
 
 def test_clip_by_value(capture):
     model = mlp()
-    train(model, torch.optim.SGD(model.parameters(), lr=0.1),
-          before_step=lambda: torch.nn.utils.clip_grad_value_(model.parameters(), clip_value=0.1))
+    train(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        before_step=lambda: torch.nn.utils.clip_grad_value_(model.parameters(), clip_value=0.1),
+    )
     clip = snapshot(capture)["grad_clip"]
     assert (clip["kind"], clip["max"], clip["calls"]) == ("value", 0.1, 3)
 
@@ -37,8 +44,11 @@ def test_a_name_imported_before_install_is_seen_and_restored(capture):
     # this module did `from torch.nn.utils import clip_grad_norm_ as imported_before_install`
     # before the capture was installed; the binding is pointed at the wrapper meanwhile.
     model = mlp()
-    train(model, torch.optim.SGD(model.parameters(), lr=0.1),
-          before_step=lambda: imported_before_install(model.parameters(), 1.0))
+    train(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        before_step=lambda: imported_before_install(model.parameters(), 1.0),
+    )
     assert snapshot(capture)["grad_clip"]["calls"] == 3
     capture.uninstall()
     assert imported_before_install is torch.nn.utils.clip_grad.clip_grad_norm_
@@ -46,8 +56,11 @@ def test_a_name_imported_before_install_is_seen_and_restored(capture):
 
 def test_clip_grad_norm_with_infinite_max_only_measures(capture):
     model = mlp()
-    train(model, torch.optim.SGD(model.parameters(), lr=0.1),
-          before_step=lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
+    train(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        before_step=lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf")),
+    )
     config = snapshot(capture)
     assert config["grad_clip"] is None
     assert config["grad_clip_inactive"]["max"] == "inf"
@@ -60,8 +73,12 @@ def test_clipping_returns_what_torch_returns(capture):
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1e-3)
     expected = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
     assert torch.allclose(norm, expected)
-    assert torch.linalg.vector_norm(
-        torch.stack([torch.linalg.vector_norm(p.grad) for p in model.parameters()])) <= 1.01e-3
+    assert (
+        torch.linalg.vector_norm(
+            torch.stack([torch.linalg.vector_norm(p.grad) for p in model.parameters()])
+        )
+        <= 1.01e-3
+    )
 
 
 def test_the_called_loss_module_with_its_settings(capture):
@@ -74,16 +91,24 @@ def test_the_called_loss_module_with_its_settings(capture):
         loss.backward()
         optimizer.step()
     loss = snapshot(capture)["loss"]
-    assert loss == {"class": "CrossEntropyLoss", "calls": 2, "reduction": "mean",
-                    "ignore_index": -1, "label_smoothing": 0.1}
+    assert loss == {
+        "class": "CrossEntropyLoss",
+        "calls": 2,
+        "reduction": "mean",
+        "ignore_index": -1,
+        "label_smoothing": 0.1,
+    }
     del unused
 
 
 def test_loss_local_to_a_function_outlives_it(capture):
     def main():
         model = mlp()
-        train(model, torch.optim.SGD(model.parameters(), lr=0.1),
-              loss_fn=torch.nn.SmoothL1Loss(beta=0.5, reduction="sum"))
+        train(
+            model,
+            torch.optim.SGD(model.parameters(), lr=0.1),
+            loss_fn=torch.nn.SmoothL1Loss(beta=0.5, reduction="sum"),
+        )
 
     main()
     loss = snapshot(capture)["loss"]

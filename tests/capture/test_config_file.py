@@ -8,8 +8,15 @@ from diagnose.capture import load_config_file, merge_config
 from diagnose.errors import UsageError
 from diagnose.report import Config
 
-CAPTURED = {"precision": "fp32", "optimizer": "AdamW", "lr": 1e-3, "grad_clip": None,
-            "grad_scaler": False, "sources": {}, "capture_errors": []}
+CAPTURED = {
+    "precision": "fp32",
+    "optimizer": "AdamW",
+    "lr": 1e-3,
+    "grad_clip": None,
+    "grad_scaler": False,
+    "sources": {},
+    "capture_errors": [],
+}
 
 
 def write(tmp_path, name, text):
@@ -64,14 +71,19 @@ def test_a_folder_is_not_a_config_file(tmp_path):
 
 
 def test_user_values_override_and_add_with_sources():
-    merged = merge_config(CAPTURED, {"lr": 0.5, "grad_clip": 1.0, "warmup_steps": 10,
-                                     "precision": "16-mixed"})
+    merged = merge_config(
+        CAPTURED, {"lr": 0.5, "grad_clip": 1.0, "warmup_steps": 10, "precision": "16-mixed"}
+    )
     assert merged["lr"] == 0.5 and merged["optimizer"] == "AdamW"
     assert merged["grad_clip"] == {"kind": "norm", "max": 1.0}
     assert merged["precision"] == "fp16-autocast"
     assert merged["warmup_steps"] == 10
-    assert merged["sources"] == {"lr": "config-file", "grad_clip": "config-file",
-                                 "warmup_steps": "config-file", "precision": "config-file"}
+    assert merged["sources"] == {
+        "lr": "config-file",
+        "grad_clip": "config-file",
+        "warmup_steps": "config-file",
+        "precision": "config-file",
+    }
     Config.model_validate(merged)
     assert CAPTURED["lr"] == 1e-3  # the captured dict is left alone
 
@@ -92,12 +104,15 @@ def test_numeric_strings_become_numbers_for_typed_keys():
     assert merge_config(CAPTURED, {"lr": "0.01"})["lr"] == 0.01
 
 
-@pytest.mark.parametrize("user, message", [
-    ({"lr": "fast"}, r"my\.yaml: lr: Input should be a valid number"),
-    ({"precision": "fp8"}, r"my\.yaml: precision: 'fp8' is not one of fp32, "),
-    ({"grad_clip": {"kind": "sideways", "max": 1}}, r"my\.yaml: grad_clip\.kind: "),
-    ({"grad_clip": "yes"}, r"my\.yaml: grad_clip: give a number"),
-])
+@pytest.mark.parametrize(
+    "user, message",
+    [
+        ({"lr": "fast"}, r"my\.yaml: lr: Input should be a valid number"),
+        ({"precision": "fp8"}, r"my\.yaml: precision: 'fp8' is not one of fp32, "),
+        ({"grad_clip": {"kind": "sideways", "max": 1}}, r"my\.yaml: grad_clip\.kind: "),
+        ({"grad_clip": "yes"}, r"my\.yaml: grad_clip: give a number"),
+    ],
+)
 def test_bad_values_name_the_key(user, message):
     with pytest.raises(UsageError, match=message):
         merge_config(CAPTURED, user, origin="my.yaml")

@@ -16,9 +16,16 @@ transformers = pytest.importorskip("transformers")
 
 def arguments(tmp_path, **overrides):
     settings = dict(
-        output_dir=str(tmp_path), use_cpu=True, report_to=[], learning_rate=5e-4,
-        warmup_steps=10, max_grad_norm=0.5, gradient_accumulation_steps=2,
-        lr_scheduler_type="cosine", optim="adamw_torch", logging_nan_inf_filter=True,
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        report_to=[],
+        learning_rate=5e-4,
+        warmup_steps=10,
+        max_grad_norm=0.5,
+        gradient_accumulation_steps=2,
+        lr_scheduler_type="cosine",
+        optim="adamw_torch",
+        logging_nan_inf_filter=True,
     )
     settings.update(overrides)
     return transformers.TrainingArguments(**settings)
@@ -59,8 +66,7 @@ def test_training_arguments_from_a_script_that_imports_transformers_later(tmp_pa
         print(json.dumps(config["transformers"]))
         print(json.dumps(config["grad_clip"]))
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     hf_line, clip_line = done.stdout.strip().splitlines()[-2:]
     assert json.loads(hf_line)["learning_rate"] == 0.25

@@ -133,6 +133,7 @@ def test_install_imports_neither_transformers_nor_lightning_nor_the_config_file_
         print(sorted(m for m in ("transformers", "lightning", "pytorch_lightning", "yaml",
                                  "diagnose.capture.config_file") if m in sys.modules))
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout.strip() == "[]"

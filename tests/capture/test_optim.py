@@ -15,7 +15,10 @@ def test_sgd_with_momentum_and_two_param_groups(capture):
     model = mlp()
     optimizer = torch.optim.SGD(
         [{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 0.01}],
-        lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4,
+        lr=0.1,
+        momentum=0.9,
+        nesterov=True,
+        weight_decay=1e-4,
     )
     train(model, optimizer, steps=2)
     config = snapshot(capture)
@@ -32,8 +35,12 @@ def test_sgd_with_momentum_and_two_param_groups(capture):
 
 def test_adamw_betas_eps_and_weight_decay(capture):
     model = mlp()
-    train(model, torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.85, 0.95), eps=1e-6,
-                                   weight_decay=0.05))
+    train(
+        model,
+        torch.optim.AdamW(
+            model.parameters(), lr=3e-4, betas=(0.85, 0.95), eps=1e-6, weight_decay=0.05
+        ),
+    )
     group = snapshot(capture)["param_groups"][0]
     assert group["betas"] == [0.85, 0.95]
     assert group["eps"] == 1e-6 and group["weight_decay"] == 0.05
@@ -82,13 +89,15 @@ def test_lambda_lr_warmup_is_seen_from_the_first_lr():
     with ConfigCapture() as cap:
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: min(1.0, (step + 1) / warmup))
+            optimizer, lambda step: min(1.0, (step + 1) / warmup)
+        )
         train(model, optimizer, steps=2, scheduler=scheduler)
         config = snapshot(cap)
     described = config["lr_scheduler"]
     assert described["class"] == "LambdaLR"
-    assert described["lr_lambdas"] == [{"function": (
-        "test_lambda_lr_warmup_is_seen_from_the_first_lr.<locals>.<lambda>")}]
+    assert described["lr_lambdas"] == [
+        {"function": ("test_lambda_lr_warmup_is_seen_from_the_first_lr.<locals>.<lambda>")}
+    ]
     assert described["warmup"]["evidence"].startswith("lr starts at 0.01")
     assert math.isclose(config["lr"], 0.03)
 
@@ -98,7 +107,8 @@ def test_transformers_style_warmup_names_its_steps(capture):
     model = mlp()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     scheduler = transformers_optimization.get_linear_schedule_with_warmup(
-        optimizer, num_warmup_steps=5, num_training_steps=100)
+        optimizer, num_warmup_steps=5, num_training_steps=100
+    )
     train(model, optimizer, steps=1, scheduler=scheduler)
     warmup = snapshot(capture)["lr_scheduler"]["warmup"]
     assert warmup["steps"] == 5

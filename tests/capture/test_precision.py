@@ -113,8 +113,11 @@ def test_disabled_scaler_is_not_loss_scaling(capture):
     model = mlp()
     scaler = torch.amp.GradScaler("cpu", enabled=False)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    train(model, optimizer, before_step=lambda: torch.nn.utils.clip_grad_norm_(
-        model.parameters(), 1.0))
+    train(
+        model,
+        optimizer,
+        before_step=lambda: torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0),
+    )
     del scaler
     config = snapshot(capture)
     assert config["grad_scaler"] is False

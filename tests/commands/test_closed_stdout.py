@@ -27,8 +27,13 @@ def test_output_to_a_closed_pipe_ends_without_traceback_or_internal_error(args):
     try:
         out = subprocess.run(
             [sys.executable, "-m", "diagnose", *args],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE,
-            text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"},
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            env={**os.environ, "NO_COLOR": "1"},
         )
     finally:
         os.close(write_end)

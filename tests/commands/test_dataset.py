@@ -42,16 +42,24 @@ def test_json_format_gives_the_same_findings(tmp_path):
     assert out.returncode == 1
     data = json.loads(out.stdout)
     assert data["records"] == 1
-    assert data["problems"] == [{
-        "file": str(path), "line": None, "column": None, "index": 1,
-        "path": "$.lineNumber", "reason": "must be >= 1, got 0",
-    }]
+    assert data["problems"] == [
+        {
+            "file": str(path),
+            "line": None,
+            "column": None,
+            "index": 1,
+            "path": "$.lineNumber",
+            "reason": "must be >= 1, got 0",
+        }
+    ]
 
 
 def test_a_missing_path_is_a_usage_error(tmp_path):
     out = run_cli("dataset", "validate", str(tmp_path / "nope.json"))
     assert out.returncode == 2
-    assert out.stderr.strip() == f"diagnose: error: no such file or folder: {tmp_path / 'nope.json'}"
+    assert (
+        out.stderr.strip() == f"diagnose: error: no such file or folder: {tmp_path / 'nope.json'}"
+    )
 
 
 def test_skipped_files_are_noted_on_stderr(tmp_path):
@@ -59,7 +67,9 @@ def test_skipped_files_are_noted_on_stderr(tmp_path):
     write_json(tmp_path / "schema.json", {"$schema": "x"})
     out = run_cli("dataset", "validate", str(tmp_path))
     assert out.returncode == 0
-    assert f"note: skipped {tmp_path / 'schema.json'}: a JSON Schema, not error records" in out.stderr
+    assert (
+        f"note: skipped {tmp_path / 'schema.json'}: a JSON Schema, not error records" in out.stderr
+    )
 
 
 def test_an_infinite_line_number_is_a_problem_not_a_crash(tmp_path):

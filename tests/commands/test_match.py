@@ -98,20 +98,31 @@ def test_usage_errors_exit_2_with_one_line():
     assert empty.returncode == 2 and len(empty.stderr.strip().splitlines()) == 1
     missing = run_cli("match", "--dataset", "/no/such/file.json", "boom")
     assert missing.returncode == 2
-    assert missing.stderr.strip() == "diagnose: error: --dataset /no/such/file.json: no such file or folder"
+    assert (
+        missing.stderr.strip()
+        == "diagnose: error: --dataset /no/such/file.json: no such file or folder"
+    )
 
 
 def test_extra_dataset_adds_records_and_reports_bad_ones(tmp_path):
     good = json.loads(SEED.read_text(encoding="utf-8"))["record"]
     good.update(
-        id="00000000000000aa", slug="my-team-flux-capacitor",
+        id="00000000000000aa",
+        slug="my-team-flux-capacitor",
         errorMessage="FluxCapacitorError: flux level 88 exceeded",
-        messagePattern=r"flux level \d+ exceeded", errorClass="FluxCapacitorError",
+        messagePattern=r"flux level \d+ exceeded",
+        errorClass="FluxCapacitorError",
     )
     path = tmp_path / "mine.jsonl"
     path.write_text(json.dumps(good) + "\n" + '{"id": 3}\n', encoding="utf-8")
-    out = run_cli("match", "--dataset", str(path), "--format", "json",
-                  "FluxCapacitorError: flux level 121 exceeded")
+    out = run_cli(
+        "match",
+        "--dataset",
+        str(path),
+        "--format",
+        "json",
+        "FluxCapacitorError: flux level 121 exceeded",
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["matches"][0]["slug"] == "my-team-flux-capacitor"
     problems = [line for line in out.stderr.splitlines() if "mine.jsonl:2" in line]
@@ -137,9 +148,15 @@ def test_a_backtracking_record_pattern_finishes_and_other_records_still_match(tm
     path = _evil_dataset(tmp_path, pattern)
     out = run_cli("match", "--dataset", str(path), "a" * 40 + "!", timeout=60)
     assert out.returncode == 1  # nothing matches, in bounded time
-    out = run_cli("match", "--dataset", str(path), "--format", "json", "a" * 40 + "!\n"
-                  "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
-                  timeout=60)
+    out = run_cli(
+        "match",
+        "--dataset",
+        str(path),
+        "--format",
+        "json",
+        "a" * 40 + "!\nRuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+        timeout=60,
+    )
     assert json.loads(out.stdout)["matches"][0]["kind"] == "pattern", out.stderr
 
 
@@ -175,8 +192,12 @@ def test_a_fifo_or_a_device_as_file_is_one_line(tmp_path):
 def test_an_endless_stdin_is_refused_in_bounded_time():
     with open("/dev/zero", "rb") as zero:
         out = subprocess.run(
-            [sys.executable, "-m", "diagnose", "match", "-"], stdin=zero,
-            capture_output=True, text=True, timeout=60, cwd=ROOT,
+            [sys.executable, "-m", "diagnose", "match", "-"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
         )
     assert out.returncode == 2
     assert out.stderr.startswith("diagnose: error: stdin: more than the 256 MiB")
@@ -189,4 +210,6 @@ def test_only_the_end_of_a_big_log_file_is_read(tmp_path):
         fh.write("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)\n")
     out = run_cli("match", "--format", "json", str(log), timeout=60)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["matches"][0]["slug"] == "mat1-and-mat2-shapes-cannot-be-multiplied"
+    assert (
+        json.loads(out.stdout)["matches"][0]["slug"] == "mat1-and-mat2-shapes-cannot-be-multiplied"
+    )

@@ -65,4 +65,6 @@ def test_rules_test_fails_with_file_and_case_index(tmp_path: Path):
 def test_rules_test_on_a_missing_folder_is_a_usage_error(tmp_path: Path):
     out = run_cli("rules", "test", str(tmp_path / "nope"))
     assert out.returncode == 2
-    assert out.stderr.strip() == f"diagnose: error: {tmp_path / 'nope'}: no such rule file or folder"
+    assert (
+        out.stderr.strip() == f"diagnose: error: {tmp_path / 'nope'}: no such rule file or folder"
+    )

@@ -16,7 +16,11 @@ def test_without_a_terminal_it_prints_the_text_report_and_returns():
     start = time.perf_counter()
     out = subprocess.run(
         f"{sys.executable} -m diagnose show {FP16_REPORT} </dev/null | cat",
-        shell=True, cwd=ROOT, capture_output=True, text=True, timeout=60,
+        shell=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     assert "model.2 (Linear) produced inf in forward at step 37" in out.stdout
@@ -85,7 +89,9 @@ def test_a_report_nested_100k_levels_deep_is_one_line_and_exit_2(tmp_path):
     inner = tmp_path / "inner.json"
     inner.write_text(
         '{"status": "clean", "script": {"path": "x"}, "config": {"a": '
-        + "[" * 100_000 + "]" * 100_000 + "}}"
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}}"
     )
     _one_error_line(run_cli("apply", str(inner), "use-bf16", timeout=60), inner)
 
@@ -121,4 +127,7 @@ def test_the_error_line_shows_a_hostile_file_name_on_one_inert_line(tmp_path):
     out = run_cli("show", str(name))
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "\x1b" not in out.stderr and "\x07" not in out.stderr
-    assert out.stderr.startswith(f"diagnose: error: {tmp_path}/r ") and "no such report file" in out.stderr
+    assert (
+        out.stderr.startswith(f"diagnose: error: {tmp_path}/r ")
+        and "no such report file" in out.stderr
+    )

@@ -72,7 +72,9 @@ def test_t5_fp16_on_cuda_names_the_same_module_as_debug_underflow_overflow(capsy
     event = report.event
     assert (event.phase, event.step, event.dtype) == ("forward", 0, "float16")
     assert debug_underflow_overflow_module(SCRIPTS / "t5_fp16_overflow.py", capsys) == (
-        event.module, event.module_type)
+        event.module,
+        event.module_type,
+    )
 
 
 def _synchronizing_calls(steps: int, tracer: Tracer | None) -> int:

@@ -54,8 +54,9 @@ CHECK = textwrap.dedent("""
 def test_local_gradients_are_checked_before_the_all_reduce_without_changing_them(tmp_path):
     script = tmp_path / "check.py"
     script.write_text(CHECK)
-    done = subprocess.run([sys.executable, str(script), str(free_port())], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script), str(free_port())], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["same"] is True

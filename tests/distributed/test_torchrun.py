@@ -26,21 +26,53 @@ pytestmark = pytest.mark.slow
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=LIMIT_S,
-                          env=env, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        cmd,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def torchrun(report: Path, *script_args: str) -> tuple[subprocess.CompletedProcess[str], Any]:
-    done = _run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                 "--master_port", str(free_port()), "-m", "diagnose", "--report", str(report),
-                 SCRIPT, *script_args])
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(free_port()),
+            "-m",
+            "diagnose",
+            "--report",
+            str(report),
+            SCRIPT,
+            *script_args,
+        ]
+    )
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return done, json.loads(report.read_text())
 
 
 def nproc(report: Path, *script_args: str) -> tuple[subprocess.CompletedProcess[str], Any]:
-    done = _run([sys.executable, "-m", "diagnose", "--nproc", "2", "--report", str(report),
-                 SCRIPT, *script_args])
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "diagnose",
+            "--nproc",
+            "2",
+            "--report",
+            str(report),
+            SCRIPT,
+            *script_args,
+        ]
+    )
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return done, json.loads(report.read_text())
 
@@ -50,7 +82,11 @@ def test_a_nan_in_rank_1s_data_is_reported_on_rank_1_under_torchrun(tmp_path):
     assert done.returncode == 1
     event = report["event"]
     assert (report["status"], event["rank"], event["phase"], event["step"]) == (
-        "nonfinite", 1, "input", 3)
+        "nonfinite",
+        1,
+        "input",
+        3,
+    )
     rank0, rank1 = report["ranks"]
     assert rank1["status"] == "nonfinite" and rank1["primary"] and not rank0["primary"]
     if rank0["status"] == "nonfinite":
@@ -70,14 +106,20 @@ def test_a_nan_in_rank_1s_data_is_reported_on_rank_1_under_torchrun(tmp_path):
 def test_an_lr_far_too_high_gets_the_same_diagnosis_on_two_ranks_as_on_one(tmp_path):
     args = ("--lr", "1e4", "--steps", "30")
     done, report = nproc(tmp_path / "two.json", *args)
-    single = subprocess.run([sys.executable, "-m", "diagnose", "--report",
-                             str(tmp_path / "one.json"), SCRIPT, *args], cwd=ROOT,
-                            capture_output=True, text=True, timeout=LIMIT_S)
+    single = subprocess.run(
+        [sys.executable, "-m", "diagnose", "--report", str(tmp_path / "one.json"), SCRIPT, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+    )
     one = json.loads((tmp_path / "one.json").read_text())
     assert done.returncode == single.returncode == 1
     assert report["fixes"][0]["id"] == one["fixes"][0]["id"] == "lower-learning-rate"
     assert (report["event"]["phase"], report["event"]["step"]) == (
-        one["event"]["phase"], one["event"]["step"])
+        one["event"]["phase"],
+        one["event"]["step"],
+    )
     assert report["event"]["rank"] in (0, 1) and one["event"]["rank"] is None
     assert len(report["ranks"]) == 2
 
@@ -95,15 +137,17 @@ def test_a_rank_that_raises_is_named_with_what_it_raised(tmp_path):
     assert done.returncode == 1
     event = report["event"]
     assert (report["status"], event["rank"], event["exception_type"]) == (
-        "exception", 1, "ValueError")
+        "exception",
+        1,
+        "ValueError",
+    )
     assert "bad shard on rank 1" in event["message"]
     assert report["ranks"][0]["status"] == "stopped"
     assert report["ranks"][1]["summary"].startswith("raised ValueError")
 
 
 def test_fsdp2_dtensor_shard_corrupted_on_one_rank_is_reported_there(tmp_path):
-    done, report = nproc(tmp_path / "r.json", "--fsdp", "--nan-weight-rank", "1",
-                         "--nan-step", "3")
+    done, report = nproc(tmp_path / "r.json", "--fsdp", "--nan-weight-rank", "1", "--nan-step", "3")
     assert done.returncode == 1
     event = report["event"]
     assert (event["rank"], event["phase"], event["step"]) == (1, "optimizer", 3)

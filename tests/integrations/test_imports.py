@@ -13,8 +13,13 @@ from tests.conftest import ROOT
 
 
 def python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def without(*packages: str) -> str:
@@ -25,19 +30,28 @@ def without(*packages: str) -> str:
 @pytest.mark.parametrize(
     ("integration", "packages", "message"),
     [
-        ("lightning", ("lightning", "lightning.pytorch", "pytorch_lightning"),
-         "needs Lightning: pip install lightning (or pytorch-lightning)"),
-        ("transformers", ("transformers", "transformers.trainer_callback"),
-         "needs transformers: pip install transformers"),
+        (
+            "lightning",
+            ("lightning", "lightning.pytorch", "pytorch_lightning"),
+            "needs Lightning: pip install lightning (or pytorch-lightning)",
+        ),
+        (
+            "transformers",
+            ("transformers", "transformers.trainer_callback"),
+            "needs transformers: pip install transformers",
+        ),
     ],
 )
 def test_a_missing_framework_is_one_clear_import_error(integration, packages, message):
-    done = python(without(*packages) + textwrap.dedent(f"""
+    done = python(
+        without(*packages)
+        + textwrap.dedent(f"""
         try:
             import diagnose.integrations.{integration}
         except ImportError as exc:
             print("ImportError:", exc)
-    """))
+    """)
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == f"ImportError: diagnose.integrations.{integration} {message}"
 

@@ -26,10 +26,11 @@ class Regressor(L.LightningModule):
 
     def configure_optimizers(self):
         optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr)
-        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.1,
-                                                      total_iters=2)
-        return {"optimizer": optimizer,
-                "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.1, total_iters=2)
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": {"scheduler": scheduler, "interval": "step"},
+        }
 
 
 def loader(nan_row: int | None = None) -> torch.utils.data.DataLoader:
@@ -41,12 +42,23 @@ def loader(nan_row: int | None = None) -> torch.utils.data.DataLoader:
     return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=4)
 
 
-def fit(callback: DiagnoseCallback, module: L.LightningModule | None = None,
-        nan_row: int | None = None, **overrides) -> L.Trainer:
-    settings = dict(accelerator="cpu", max_steps=4, logger=False, enable_checkpointing=False,
-                    enable_progress_bar=False, enable_model_summary=False,
-                    gradient_clip_val=0.5, gradient_clip_algorithm="value",
-                    callbacks=[callback])
+def fit(
+    callback: DiagnoseCallback,
+    module: L.LightningModule | None = None,
+    nan_row: int | None = None,
+    **overrides,
+) -> L.Trainer:
+    settings = dict(
+        accelerator="cpu",
+        max_steps=4,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        gradient_clip_val=0.5,
+        gradient_clip_algorithm="value",
+        callbacks=[callback],
+    )
     settings.update(overrides)
     trainer = L.Trainer(**settings)
     torch.manual_seed(0)
@@ -85,8 +97,7 @@ def test_a_nan_in_the_data_stops_fit_and_names_the_input(tmp_path):
         fit(callback, nan_row=9)  # the third batch of four rows
     report = callback.report
     assert report is not None and report.status == "nonfinite"
-    assert (report.event.phase, report.event.step, report.event.sample_indices) == (
-        "input", 2, [9])
+    assert (report.event.phase, report.event.step, report.event.sample_indices) == ("input", 2, [9])
     assert report.fixes[0].id == "sanitize-inputs"
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["event"]["phase"] == "input"

@@ -64,13 +64,13 @@ def _data(nan_row: int) -> torch.utils.data.TensorDataset:
 
 
 def test_worker_processes_prefetching_several_batches_still_name_the_right_row():
-    loader = torch.utils.data.DataLoader(_data(13), batch_size=4, num_workers=2,
-                                         prefetch_factor=2)
+    loader = torch.utils.data.DataLoader(_data(13), batch_size=4, num_workers=2, prefetch_factor=2)
     assert _first_nan_sample(loader) == [13]
 
 
 def test_a_shuffled_batch_copied_and_cast_before_the_model_is_matched_by_content():
     torch.manual_seed(1)
     loader = torch.utils.data.DataLoader(_data(21), batch_size=8, shuffle=True)
-    assert _first_nan_sample(one_batch_ahead(loader),
-                             feed=lambda b: b.float().double().clone()) == [21]
+    assert _first_nan_sample(
+        one_batch_ahead(loader), feed=lambda b: b.float().double().clone()
+    ) == [21]

@@ -17,8 +17,7 @@ from diagnose.tracer import NonFiniteDetected  # noqa: E402
 
 def tiny_gpt2() -> torch.nn.Module:
     torch.manual_seed(0)
-    config = transformers.GPT2Config(vocab_size=64, n_positions=16, n_embd=16, n_layer=1,
-                                     n_head=2)
+    config = transformers.GPT2Config(vocab_size=64, n_positions=16, n_embd=16, n_layer=1, n_head=2)
     return transformers.GPT2LMHeadModel(config)
 
 
@@ -32,14 +31,24 @@ def dataset(n: int = 16) -> list[dict[str, torch.Tensor]]:
 
 
 def trainer(model, tmp_path, callback, **overrides):
-    settings = dict(output_dir=str(tmp_path / "out"), use_cpu=True, report_to=[], max_steps=3,
-                    per_device_train_batch_size=4, learning_rate=1e-3, warmup_steps=1,
-                    max_grad_norm=1.0, logging_steps=1, save_strategy="no",
-                    dataloader_num_workers=0)
+    settings = dict(
+        output_dir=str(tmp_path / "out"),
+        use_cpu=True,
+        report_to=[],
+        max_steps=3,
+        per_device_train_batch_size=4,
+        learning_rate=1e-3,
+        warmup_steps=1,
+        max_grad_norm=1.0,
+        logging_steps=1,
+        save_strategy="no",
+        dataloader_num_workers=0,
+    )
     settings.update(overrides)
     args = transformers.TrainingArguments(**settings)
-    return transformers.Trainer(model=model, args=args, train_dataset=dataset(),
-                                callbacks=[callback])
+    return transformers.Trainer(
+        model=model, args=args, train_dataset=dataset(), callbacks=[callback]
+    )
 
 
 @pytest.mark.slow

@@ -33,13 +33,25 @@ def diagnose_json(script: Path, *args: str) -> tuple[int, dict]:
 
 def python_with_callback(script: Path, report: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, str(script), *args, "--callback", str(report)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, str(script), *args, "--callback", str(report)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def where(event: dict) -> tuple:
-    return (event["kind"], event["phase"], event["step"], event["module"], event["op"],
-            event["sample_indices"])
+    return (
+        event["kind"],
+        event["phase"],
+        event["step"],
+        event["module"],
+        event["op"],
+        event["sample_indices"],
+    )
 
 
 class TestTransformersTrainer:
@@ -111,8 +123,9 @@ class TestLightningTrainer:
         assert pl["precision"] == "32-true" and pl["precision_plugin"] == "Precision"
         assert (pl["gradient_clip_val"], pl["gradient_clip_algorithm"]) == (0.5, "value")
         assert pl["optimizers"] == [{"class": "SGD", "param_groups": 1, "lr": [0.05]}]
-        assert pl["lr_schedulers"] == [{"class": "StepLR", "interval": "epoch", "frequency": 1,
-                                        "monitor": None, "name": None}]
+        assert pl["lr_schedulers"] == [
+            {"class": "StepLR", "interval": "epoch", "frequency": 1, "monitor": None, "name": None}
+        ]
         assert pl["module_class"] == "Regressor"
         assert config["grad_clip"]["kind"] == "value" and config["grad_clip"]["max"] == 0.5
         assert config["optimizer"] == "SGD" and len(report["history"]) == 6

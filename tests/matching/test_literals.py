@@ -16,12 +16,18 @@ from diagnose.matching.literals import analyze, required_literal
 @pytest.mark.parametrize(
     ("pattern", "literal"),
     [
-        (r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
-         "cuda out of memory. tried to allocate "),
-        (r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
-         "mat1 and mat2 shapes cannot be multiplied ("),
-        (r"found at least two devices, (?:cuda|cpu)(?::\d+)? and (?:cuda|cpu)",
-         "found at least two devices, "),
+        (
+            r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
+            "cuda out of memory. tried to allocate ",
+        ),
+        (
+            r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
+            "mat1 and mat2 shapes cannot be multiplied (",
+        ),
+        (
+            r"found at least two devices, (?:cuda|cpu)(?::\d+)? and (?:cuda|cpu)",
+            "found at least two devices, ",
+        ),
         (r"grakda\ bacugra\ bakka\ \d+\ bacucu", "grakda bacugra bakka "),
         (r"(?i)Loss is NaN", "loss is nan"),
         (r"abcd+e", "abc"),  # the repeated d is not part of a contiguous run
@@ -63,10 +69,52 @@ def test_parser_fallback_agrees_on_a_shape_the_fast_path_skips():
 
 
 _ATOMS = st.sampled_from(
-    ["abc", "de", " ", r"\ ", r"\.", r"\(", r"\)", r"\[", r"\]", r"\-", r"\\", r"\n", r"\d",
-     r"\w+", r"\s*", r"\b", "^", "$", ".", ".*?", "x+", "y?", "z{2}", "q{1,}", r"[^ ]+",
-     r"[\]x]", r"[(]", "(?:a|b)", "(c)", "(?:(?:d)e)", "(?i:ab)", "|", "(?=ab)", "(?<=ef)",
-     r"\x41", r"\1", "]", "}", "{", "'", ",", "#", r"(?P<n>\d+)", "((("]
+    [
+        "abc",
+        "de",
+        " ",
+        r"\ ",
+        r"\.",
+        r"\(",
+        r"\)",
+        r"\[",
+        r"\]",
+        r"\-",
+        r"\\",
+        r"\n",
+        r"\d",
+        r"\w+",
+        r"\s*",
+        r"\b",
+        "^",
+        "$",
+        ".",
+        ".*?",
+        "x+",
+        "y?",
+        "z{2}",
+        "q{1,}",
+        r"[^ ]+",
+        r"[\]x]",
+        r"[(]",
+        "(?:a|b)",
+        "(c)",
+        "(?:(?:d)e)",
+        "(?i:ab)",
+        "|",
+        "(?=ab)",
+        "(?<=ef)",
+        r"\x41",
+        r"\1",
+        "]",
+        "}",
+        "{",
+        "'",
+        ",",
+        "#",
+        r"(?P<n>\d+)",
+        "(((",
+    ]
 )
 
 

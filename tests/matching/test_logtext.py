@@ -96,7 +96,9 @@ def test_a_cut_off_exception_line_is_final_and_the_raised_message_comes_next():
 
 
 def test_the_raised_message_is_not_repeated_when_the_exception_line_says_it():
-    text = FRAMES_THEN_RAISE + "RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    text = (
+        FRAMES_THEN_RAISE + "RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    )
     assert [e.role for e in extract_error_lines(text)] == ["final"]
 
 
@@ -126,7 +128,10 @@ RuntimeError                              Traceback (most recent call last)
 def test_ipython_header_is_not_the_message_when_the_message_is_missing():
     (line,) = extract_error_lines(IPYTHON_CUT)
     assert (line.role, line.exc_class, line.text, line.message) == (
-        "final", "RuntimeError", "RuntimeError", ""
+        "final",
+        "RuntimeError",
+        "RuntimeError",
+        "",
     )
 
 
@@ -213,7 +218,10 @@ def test_a_new_traceback_ends_the_message_before_it():
         '  File "x.py", line 1, in <module>\n'
         "ValueError: second\n"
     )
-    assert {e.text for e in extract_error_lines(text)} == {"RuntimeError: first", "ValueError: second"}
+    assert {e.text for e in extract_error_lines(text)} == {
+        "RuntimeError: first",
+        "ValueError: second",
+    }
 
 
 # -- logs, bars and markdown ----------------------------------------------------------------------
@@ -250,8 +258,10 @@ def test_markdown_backticks_around_a_message_do_not_hide_its_class():
     (line,) = extract_error_lines(text)
     assert line.exc_class == "RuntimeError" and line.role == "final"
     assert not line.text.endswith("`")
-    spanning = '`python3.8/site-packages/torch/autograd/__init__.py", line 130, in backward\n' \
-               "RuntimeError: Function 'DivBackward0' returned nan values in its 1th output.`\n"
+    spanning = (
+        '`python3.8/site-packages/torch/autograd/__init__.py", line 130, in backward\n'
+        "RuntimeError: Function 'DivBackward0' returned nan values in its 1th output.`\n"
+    )
     assert clean_lines(spanning)[1].endswith("1th output.")
 
 
@@ -274,7 +284,8 @@ def test_a_warning_glued_to_the_end_of_an_exception_line_is_a_line_of_its_own():
     )
     lines = extract_error_lines(text)
     assert [(e.role, e.exc_class) for e in lines] == [
-        ("final", "RuntimeError"), ("warning", "UserWarning")
+        ("final", "RuntimeError"),
+        ("warning", "UserWarning"),
     ]
     assert lines[0].text.endswith("Good luck!")
 

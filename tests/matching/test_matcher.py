@@ -23,19 +23,22 @@ class Rec:
 
 
 OOM = Rec(
-    "oom", "cuda-oom",
+    "oom",
+    "cuda-oom",
     "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity)",
     r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
     "OutOfMemoryError",
 )
 DEVICES = Rec(
-    "dev", "same-device",
+    "dev",
+    "same-device",
     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
     r"Expected all tensors to be on the same device, but found at least two devices, "
     r"(?:cuda|cpu)(?::\d+)? and (?:cuda|cpu)(?::\d+)?",
 )
 MATMUL = Rec(
-    "mm", "matmul-shapes",
+    "mm",
+    "matmul-shapes",
     "mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)",
     r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
 )
@@ -43,7 +46,9 @@ RECORDS = [OOM, DEVICES, MATMUL]
 
 
 def test_pattern_match_ranks_first_with_score_and_reason():
-    m = Matcher(RECORDS).match("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+    m = Matcher(RECORDS).match(
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+    )
     assert m[0].record is MATMUL
     assert m[0].kind == "pattern" and m[0].score == 1.0
     assert m[0].reason.startswith("pattern matched the final line `RuntimeError: mat1")
@@ -95,8 +100,10 @@ RuntimeError: Error(s) in loading state_dict for Net:
 
 
 def test_reason_quotes_from_the_match_on_when_it_starts_far_into_a_long_line():
-    text = ("RuntimeError: something else went wrong in step 3 of 7 while " * 2
-            + "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
+    text = (
+        "RuntimeError: something else went wrong in step 3 of 7 while " * 2
+        + "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+    )
     (m,) = Matcher(RECORDS).match(text)
     assert "`...mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)`" in m.reason
 
@@ -141,15 +148,21 @@ def test_catastrophic_backtracking_pattern_cannot_hang_a_match():
 
 def test_many_records_still_find_the_right_one():
     filler = [
-        Rec(f"f{i}", f"f{i}", f"synthetic failure number {i} in stage alpha{i}",
-            rf"synthetic failure number {i} in stage alpha{i}\b")
+        Rec(
+            f"f{i}",
+            f"f{i}",
+            f"synthetic failure number {i} in stage alpha{i}",
+            rf"synthetic failure number {i} in stage alpha{i}\b",
+        )
         for i in range(3000)
     ]
     matcher = Matcher([*filler, *RECORDS])
     m = matcher.match("synthetic failure number 1234 in stage alpha1234")
     assert m[0].record.id == "f1234" and m[0].kind == "pattern"
-    m = matcher.match("RuntimeError: Expected all tensors to be on the same device, but found "
-                      "at least two devices, cpu and cuda:7!")
+    m = matcher.match(
+        "RuntimeError: Expected all tensors to be on the same device, but found "
+        "at least two devices, cpu and cuda:7!"
+    )
     assert m[0].record is DEVICES
 
 

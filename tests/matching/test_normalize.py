@@ -14,12 +14,20 @@ from diagnose.matching.normalize import class_relation, normalize
             "Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity)",
             "Tried to allocate 20.50 GiB (GPU 3; 79.15 GiB total capacity)",
         ),
-        ("mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)",
-         "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
-        ("found at least two devices, cuda:0 and cpu!", "found at least two devices, cpu and cuda:1!"),
-        ("expected scalar type Float but found Half", "expected scalar type BFloat16 but found Double"),
+        (
+            "mat1 and mat2 shapes cannot be multiplied (64x128 and 256x10)",
+            "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+        ),
+        (
+            "found at least two devices, cuda:0 and cpu!",
+            "found at least two devices, cpu and cuda:1!",
+        ),
+        (
+            "expected scalar type Float but found Half",
+            "expected scalar type BFloat16 but found Double",
+        ),
         ("Function 'AddmmBackward0' returned nan", "Function 'MulBackward1' returned nan"),
-        ("File \"/home/a/train.py\", at 0x7f3a2b1c", "File \"/srv/b/run.py\", at 0xdeadbeef"),
+        ('File "/home/a/train.py", at 0x7f3a2b1c', 'File "/srv/b/run.py", at 0xdeadbeef'),
         ("size [3, 4] vs torch.Size([2, 3])", "size [128, 1, 7] vs torch.Size([9])"),
     ],
 )

@@ -118,19 +118,34 @@ Epoch 12: : 1200it [20:40,  1.03s/it, loss=nan, val_rec_loss=nan.0]          Mon
     [
         (WATCHDOG, "nccl-watchdog-collective-timeout"),
         (WATCHDOG_AFTER_PROGRESS_BAR, "nccl-watchdog-collective-timeout"),
-        (FRAMES_THEN_RAISE + "Thank you in advance.\n",
-         "grad-implicitly-created-only-for-scalar-outputs"),
-        (FRAMES_THEN_RAISE + "RuntimeError: grad can be implicit",
-         "grad-implicitly-created-only-for-scalar-outputs"),
-        ("RuntimeError: Error(s) in loading state_dict for CascadedNet:\n        " + SIZE_MISMATCH,
-         "load-state-dict-size-mismatch"),
-        ('RuntimeError: "Error(s) in loading state_dict for CascadedNet:\n\t' + SIZE_MISMATCH,
-         "load-state-dict-size-mismatch"),
+        (
+            FRAMES_THEN_RAISE + "Thank you in advance.\n",
+            "grad-implicitly-created-only-for-scalar-outputs",
+        ),
+        (
+            FRAMES_THEN_RAISE + "RuntimeError: grad can be implicit",
+            "grad-implicitly-created-only-for-scalar-outputs",
+        ),
+        (
+            "RuntimeError: Error(s) in loading state_dict for CascadedNet:\n        "
+            + SIZE_MISMATCH,
+            "load-state-dict-size-mismatch",
+        ),
+        (
+            'RuntimeError: "Error(s) in loading state_dict for CascadedNet:\n\t' + SIZE_MISMATCH,
+            "load-state-dict-size-mismatch",
+        ),
         (BATCH_SIZE_THEN_LIGHTNING_LOG, "expected-input-batch-size-to-match-target"),
     ],
-    ids=["watchdog-then-exception-line", "watchdog-after-bar", "prose-after-traceback",
-         "cut-off-final-line", "state-dict-no-header", "state-dict-quoted-tabs",
-         "log-after-final-line"],
+    ids=[
+        "watchdog-then-exception-line",
+        "watchdog-after-bar",
+        "prose-after-traceback",
+        "cut-off-final-line",
+        "state-dict-no-header",
+        "state-dict-quoted-tabs",
+        "log-after-final-line",
+    ],
 )
 def test_the_error_line_is_found_in_real_paste_shapes(matcher, text, slug):
     first = matcher.match(text)[0]
@@ -140,50 +155,105 @@ def test_the_error_line_is_found_in_real_paste_shapes(matcher, text, slug):
 @pytest.mark.parametrize(
     ("text", "slug"),
     [
-        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has "
-         "a total capacty of 4.00 GiB of which 41.56 MiB is free.", "cuda-out-of-memory"),
-        ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB. GPU 0 has "
-         "a total capacity of 4.00 GiB of which 0 bytes is free.", "cuda-out-of-memory"),
-        ("`RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 4.00 GiB total "
-         "capacity; 3.35 GiB already allocated; 0 bytes free; 3.41 GiB reserved in total by "
-         "PyTorch)`", "cuda-out-of-memory-legacy-format"),
-        ("RuntimeError: DataLoader worker (pid 25902) is killed by signal: Segmentation fault",
-         "dataloader-worker-killed-by-signal"),
-        ("ValueError: Expected input batch_size (1216) to match target batch_size (1280)",
-         "expected-input-batch-size-to-match-target"),
-        ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling 'cublasSgemm( "
-         "handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)'",
-         "cublas-status-execution-failed"),
-        ("Full error message: RuntimeError: Can't call `numpy()` on Tensor that requires grad. "
-         "Use `tensor.detach().numpy()` instead.", "cannot-call-numpy-on-tensor-requiring-grad"),
-        ("RuntimeError: Can't call numpy() on Variable that requires grad. Use "
-         "var.detach().numpy() instead.", "cannot-call-numpy-on-tensor-requiring-grad"),
-        ("`RuntimeError: Expected all tensors to be on the same device, but found at least two "
-         "devices, cpu and cuda:0! (when checking argument for argument index in method "
-         "wrapper__index_select)`", "expected-all-tensors-on-same-device"),
-        ("RuntimeError: Target 100 out of bounds at "
-         "/.../pytorch/aten/src/THNN/generic/ClassNLLCriterion.c:56", "nll-loss-target-out-of-bounds"),
-        ("RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.",
-         "nll-loss-target-out-of-bounds"),
-        ("cuda runtime error (59): device-side assert triggered",
-         "cuda-error-device-side-assert-triggered"),
-        ("RuntimeError: Error(s) in loading state_dict for hierarchical_transformer:\n"
-         "\tsize mismatch for block_level.position_enc.weight: copying a param of "
-         "torch.Size([51, 30]) from checkpoint, where the shape is torch.Size([18290, 30]) in "
-         "current model.", "load-state-dict-size-mismatch"),
-        ("RuntimeError: one of the variables needed for gradient computation has been modified "
-         "by an inplace operation", "inplace-modified-variable-needed-for-gradient"),
-        ("RuntimeError: Expected object of scalar type Double but got scalar type Float for "
-         "sequence element 2 in sequence argument at position #1 'tensors'",
-         "expected-scalar-type-but-found"),
-        ("RuntimeError: Given groups=1, weight[512, 2048, 1, 1], so expected input[16, 64, 75, 75] "
-         "to have 2048 channels, but got 64 channels instead", "conv-expected-input-channels"),
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has "
+            "a total capacty of 4.00 GiB of which 41.56 MiB is free.",
+            "cuda-out-of-memory",
+        ),
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB. GPU 0 has "
+            "a total capacity of 4.00 GiB of which 0 bytes is free.",
+            "cuda-out-of-memory",
+        ),
+        (
+            "`RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 4.00 GiB total "
+            "capacity; 3.35 GiB already allocated; 0 bytes free; 3.41 GiB reserved in total by "
+            "PyTorch)`",
+            "cuda-out-of-memory-legacy-format",
+        ),
+        (
+            "RuntimeError: DataLoader worker (pid 25902) is killed by signal: Segmentation fault",
+            "dataloader-worker-killed-by-signal",
+        ),
+        (
+            "ValueError: Expected input batch_size (1216) to match target batch_size (1280)",
+            "expected-input-batch-size-to-match-target",
+        ),
+        (
+            "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling 'cublasSgemm( "
+            "handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)'",
+            "cublas-status-execution-failed",
+        ),
+        (
+            "Full error message: RuntimeError: Can't call `numpy()` on Tensor that requires grad. "
+            "Use `tensor.detach().numpy()` instead.",
+            "cannot-call-numpy-on-tensor-requiring-grad",
+        ),
+        (
+            "RuntimeError: Can't call numpy() on Variable that requires grad. Use "
+            "var.detach().numpy() instead.",
+            "cannot-call-numpy-on-tensor-requiring-grad",
+        ),
+        (
+            "`RuntimeError: Expected all tensors to be on the same device, but found at least two "
+            "devices, cpu and cuda:0! (when checking argument for argument index in method "
+            "wrapper__index_select)`",
+            "expected-all-tensors-on-same-device",
+        ),
+        (
+            "RuntimeError: Target 100 out of bounds at "
+            "/.../pytorch/aten/src/THNN/generic/ClassNLLCriterion.c:56",
+            "nll-loss-target-out-of-bounds",
+        ),
+        (
+            "RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.",
+            "nll-loss-target-out-of-bounds",
+        ),
+        (
+            "cuda runtime error (59): device-side assert triggered",
+            "cuda-error-device-side-assert-triggered",
+        ),
+        (
+            "RuntimeError: Error(s) in loading state_dict for hierarchical_transformer:\n"
+            "\tsize mismatch for block_level.position_enc.weight: copying a param of "
+            "torch.Size([51, 30]) from checkpoint, where the shape is torch.Size([18290, 30]) in "
+            "current model.",
+            "load-state-dict-size-mismatch",
+        ),
+        (
+            "RuntimeError: one of the variables needed for gradient computation has been modified "
+            "by an inplace operation",
+            "inplace-modified-variable-needed-for-gradient",
+        ),
+        (
+            "RuntimeError: Expected object of scalar type Double but got scalar type Float for "
+            "sequence element 2 in sequence argument at position #1 'tensors'",
+            "expected-scalar-type-but-found",
+        ),
+        (
+            "RuntimeError: Given groups=1, weight[512, 2048, 1, 1], so expected input[16, 64, 75, 75] "
+            "to have 2048 channels, but got 64 channels instead",
+            "conv-expected-input-channels",
+        ),
     ],
-    ids=["capacty-typo", "0-bytes-is-free", "legacy-in-backticks", "signal-without-period",
-         "batch-size-without-period", "cublas-single-quotes", "numpy-backticks",
-         "numpy-variable", "device-in-backticks", "thnn-target-out-of-bounds",
-         "thnn-cur-target-assert", "cuda-runtime-error-59", "state-dict-old-wording",
-         "inplace-old-short", "expected-object-of-scalar-type", "conv-old-wording"],
+    ids=[
+        "capacty-typo",
+        "0-bytes-is-free",
+        "legacy-in-backticks",
+        "signal-without-period",
+        "batch-size-without-period",
+        "cublas-single-quotes",
+        "numpy-backticks",
+        "numpy-variable",
+        "device-in-backticks",
+        "thnn-target-out-of-bounds",
+        "thnn-cur-target-assert",
+        "cuda-runtime-error-59",
+        "state-dict-old-wording",
+        "inplace-old-short",
+        "expected-object-of-scalar-type",
+        "conv-old-wording",
+    ],
 )
 def test_real_wording_variants_match_their_record_by_pattern(matcher, text, slug):
     first = matcher.match(text)[0]
@@ -210,21 +280,41 @@ def test_a_warning_glued_to_the_final_line_ranks_after_it_and_is_quoted_where_it
 @pytest.mark.parametrize(
     ("text", "slug"),
     [
-        ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
-         "CUDA kernel errors might be asynchronously reported at some other API call, so the "
-         "stacktrace below might be incorrect.\n", "cuda-error-illegal-memory-access"),
-        ("RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
-         "/pytorch/aten/src/THC/generic/THCTensorCopy.c:20", "cuda-error-illegal-memory-access"),
-        ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "cudnn-status-execution-failed"),
-        ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518, "
-         "unhandled system error, NCCL version 2.4.8", "nccl-unhandled-system-error"),
-        ("NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275,"
-         " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
-         "nccl-unhandled-system-error"),
+        (
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+            "stacktrace below might be incorrect.\n",
+            "cuda-error-illegal-memory-access",
+        ),
+        (
+            "RuntimeError: cuda runtime error (77) : an illegal memory access was encountered at "
+            "/pytorch/aten/src/THC/generic/THCTensorCopy.c:20",
+            "cuda-error-illegal-memory-access",
+        ),
+        (
+            "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+            "cudnn-status-execution-failed",
+        ),
+        (
+            "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518, "
+            "unhandled system error, NCCL version 2.4.8",
+            "nccl-unhandled-system-error",
+        ),
+        (
+            "NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275,"
+            " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+            "nccl-unhandled-system-error",
+        ),
         ("Loss is nan, stopping training", "loss-is-nan-stopping-training"),
     ],
-    ids=["illegal-memory-access", "illegal-memory-access-old", "cudnn-execution-failed",
-         "nccl-system-error-old", "nccl-system-error", "loss-is-nan"],
+    ids=[
+        "illegal-memory-access",
+        "illegal-memory-access-old",
+        "cudnn-execution-failed",
+        "nccl-system-error-old",
+        "nccl-system-error",
+        "loss-is-nan",
+    ],
 )
 def test_errors_the_dataset_did_not_cover_have_records(matcher, text, slug):
     first = matcher.match(text)[0]
@@ -232,7 +322,9 @@ def test_errors_the_dataset_did_not_cover_have_records(matcher, text, slug):
 
 
 def test_cuda_notes_do_not_make_two_different_cuda_errors_alike(matcher):
-    text = "RuntimeError: CUDA error: an unknown thing happened\n" \
-           "CUDA kernel errors might be asynchronously reported at some other API call, so the " \
-           "stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    text = (
+        "RuntimeError: CUDA error: an unknown thing happened\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    )
     assert all(m.slug != "cuda-error-device-side-assert-triggered" for m in matcher.match(text))

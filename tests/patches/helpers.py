@@ -9,17 +9,32 @@ from diagnose.patches import PatchResult, make_patch
 from diagnose.report import Report
 
 
-def report_for(script: Path, *, line: int | None = None, phase: str | None = None,
-               dtype: str | None = None, config: dict | None = None,
-               event_fields: dict | None = None) -> Report:
-    event = {"kind": "nonfinite", "message": "nan", "phase": phase, "dtype": dtype,
-             **(event_fields or {})}
+def report_for(
+    script: Path,
+    *,
+    line: int | None = None,
+    phase: str | None = None,
+    dtype: str | None = None,
+    config: dict | None = None,
+    event_fields: dict | None = None,
+) -> Report:
+    event = {
+        "kind": "nonfinite",
+        "message": "nan",
+        "phase": phase,
+        "dtype": dtype,
+        **(event_fields or {}),
+    }
     if line is not None:
         event["location"] = {"file": str(script), "line": line}
-    return Report.model_validate({
-        "status": "nonfinite", "script": {"path": str(script)}, "event": event,
-        "config": config or {},
-    })
+    return Report.model_validate(
+        {
+            "status": "nonfinite",
+            "script": {"path": str(script)},
+            "event": event,
+            "config": config or {},
+        }
+    )
 
 
 def patch(tmp_path: Path, fix_id: str, source: str, **event) -> PatchResult:
@@ -34,5 +49,8 @@ def patch(tmp_path: Path, fix_id: str, source: str, **event) -> PatchResult:
 def diff_body(result: PatchResult) -> list[str]:
     """The diff's changed lines (``-``/``+``), without headers and hunk markers."""
     assert result.diff is not None, result.note
-    return [line.rstrip("\n") for line in result.diff.splitlines()
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [
+        line.rstrip("\n")
+        for line in result.diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]

@@ -38,8 +38,12 @@ def script(tmp_path):
 def report(script):
     report = report_for(script)
     report.script.sha256 = hashlib.sha256(SOURCE.encode()).hexdigest()
-    report.fixes = [_fix("lower-learning-rate"), _fix("add-lr-warmup"), _fix("use-bf16"),
-                    _fix("a-fix-from-a-users-rule")]
+    report.fixes = [
+        _fix("lower-learning-rate"),
+        _fix("add-lr-warmup"),
+        _fix("use-bf16"),
+        _fix("a-fix-from-a-users-rule"),
+    ]
     return attach_patches(report, script)
 
 
@@ -61,7 +65,8 @@ def test_apply_writes_the_patch_and_keeps_a_backup(report, script):
     assert "lr=0.5" in script.read_text()
     assert (script.parent / "train.py.diagnose-bak").read_text() == SOURCE
     assert make_patch("lower-learning-rate", script, report).new_source == (
-        SOURCE.replace("lr=5.0", "lr=0.05"))  # applied for real: the next patch goes further
+        SOURCE.replace("lr=5.0", "lr=0.05")
+    )  # applied for real: the next patch goes further
 
 
 def test_apply_refuses_a_script_changed_since_the_report(report, script):
@@ -84,8 +89,11 @@ def test_apply_without_backup_and_second_backup_name(report, script):
 def test_apply_refuses_unknown_fixes_and_fixes_without_patch(report, script):
     with pytest.raises(UsageError, match=r"no fix 'nope' .*lower-learning-rate, add-lr-warmup"):
         apply_patch(report, "nope")
-    with pytest.raises(UsageError, match=r"use-bf16: no patch to apply \(no automatic patch: "
-                                         r"no float16 in the script"):
+    with pytest.raises(
+        UsageError,
+        match=r"use-bf16: no patch to apply \(no automatic patch: "
+        r"no float16 in the script",
+    ):
         apply_patch(report, "use-bf16", report_dir=script.parent)
 
 

@@ -19,7 +19,10 @@ SCALER_LOOP = """
 
 
 def test_clip_after_backward_with_the_optimizers_parameters(tmp_path):
-    result = patch(tmp_path, "enable-grad-clipping", """
+    result = patch(
+        tmp_path,
+        "enable-grad-clipping",
+        """
         import torch
         net = Net()
         optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
@@ -28,7 +31,8 @@ def test_clip_after_backward_with_the_optimizers_parameters(tmp_path):
             loss = net(batch).mean()
             loss.backward()  # gradients
             optimizer.step()
-    """)
+    """,
+    )
     assert diff_body(result) == ["+    torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)"]
     assert result.new_source.splitlines()[6:8] == [
         "    loss.backward()  # gradients",
@@ -37,11 +41,15 @@ def test_clip_after_backward_with_the_optimizers_parameters(tmp_path):
 
 
 def test_param_groups_when_the_optimizer_gets_a_list_of_dicts(tmp_path):
-    result = patch(tmp_path, "enable-grad-clipping", """
+    result = patch(
+        tmp_path,
+        "enable-grad-clipping",
+        """
         from torch import nn, optim
         opt = optim.Adam([{"params": a.parameters()}, {"params": b.parameters(), "lr": 1e-4}])
         loss.backward()
-    """)
+    """,
+    )
     assert diff_body(result) == [
         '+nn.utils.clip_grad_norm_([p for group in opt.param_groups for p in group["params"]], 1.0)'
     ]
@@ -57,12 +65,16 @@ def test_under_a_grad_scaler_unscale_comes_first(tmp_path):
 
 
 def test_existing_clipping_is_not_doubled(tmp_path):
-    result = patch(tmp_path, "enable-grad-clipping", """
+    result = patch(
+        tmp_path,
+        "enable-grad-clipping",
+        """
         import torch
         opt = torch.optim.SGD(m.parameters(), lr=0.1)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 100.0)
-    """)
+    """,
+    )
     assert result.diff is None
     assert "already clips gradients on line 4" in result.note
 
@@ -70,19 +82,25 @@ def test_existing_clipping_is_not_doubled(tmp_path):
 def test_unscale_inserted_before_an_existing_clip(tmp_path):
     source = SCALER_LOOP.replace(
         "        scaler.step(opt)",
-        "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        scaler.step(opt)")
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        scaler.step(opt)",
+    )
     result = patch(tmp_path, "unscale-before-clipping", source)
     assert diff_body(result) == ["+    scaler.unscale_(opt)"]
     lines = result.new_source.splitlines()
     assert lines.index("    scaler.unscale_(opt)") + 1 == lines.index(
-        "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)")
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"
+    )
 
 
 def test_unscale_needs_a_scaler(tmp_path):
-    result = patch(tmp_path, "unscale-before-clipping", """
+    result = patch(
+        tmp_path,
+        "unscale-before-clipping",
+        """
         import torch
         opt = torch.optim.SGD(m.parameters(), lr=0.1)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
-    """)
+    """,
+    )
     assert result.note == "no automatic patch: no `scaler.scale(loss).backward()` in the script"

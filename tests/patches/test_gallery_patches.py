@@ -42,8 +42,10 @@ DTYPES = {"fp16_mask_constant.py": "float16", "fp16_eps_norm.py": "float16"}
 # division's divisor held 0 and was made by an add given 1e-8
 EVENT_FIELDS = {
     "fp16_eps_norm.py": {
-        "op_inputs": [{"name": "input[0]", "dtype": "float16", "zeros": 0},
-                      {"name": "input[1]", "dtype": "float16", "zeros": 18}],
+        "op_inputs": [
+            {"name": "input[0]", "dtype": "float16", "zeros": 0},
+            {"name": "input[1]", "dtype": "float16", "zeros": 18},
+        ],
         "op_input_sources": [{"input": 1, "op": "add", "numbers": [1e-8]}],
     },
 }
@@ -67,13 +69,15 @@ def test_expected_fix_makes_the_script_train(tmp_path, name):
     if code is not None:
         line = next(i for i, text in enumerate(source.splitlines(), 1) if code in text)
     fix_id = EXPECTED[name]["expected_fix"]
-    report = report_for(script, line=line, phase=phase, dtype=DTYPES.get(name),
-                        event_fields=EVENT_FIELDS.get(name))
+    report = report_for(
+        script, line=line, phase=phase, dtype=DTYPES.get(name), event_fields=EVENT_FIELDS.get(name)
+    )
     result = make_patch(fix_id, script, report)
     assert result.new_source is not None, result.note
     script.write_text(result.new_source)
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     losses = [float(v) for v in LOSS.findall(done.stdout)]
     assert losses, done.stdout[-500:]

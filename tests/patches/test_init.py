@@ -6,10 +6,14 @@ from tests.patches.helpers import diff_body, patch
 
 
 def test_huge_std_keyword(tmp_path):
-    result = patch(tmp_path, "fix-initialization", """
+    result = patch(
+        tmp_path,
+        "fix-initialization",
+        """
         from torch import nn
         nn.init.normal_(layer.weight, mean=0.0, std=1e20)
-    """)
+    """,
+    )
     assert diff_body(result) == [
         "-nn.init.normal_(layer.weight, mean=0.0, std=1e20)",
         "+nn.init.normal_(layer.weight, mean=0.0, std=1.0)",

@@ -26,11 +26,15 @@ def test_non_finite_batches_are_skipped_in_the_training_loop(tmp_path):
 
 
 def test_single_name_batches(tmp_path):
-    result = patch(tmp_path, "sanitize-inputs", """
+    result = patch(
+        tmp_path,
+        "sanitize-inputs",
+        """
         import torch as th
         for batch in loader:
             opt.step()
-    """)
+    """,
+    )
     assert diff_body(result) == [
         "+    if not all(th.isfinite(t).all() for t in (batch,)):",
         "+        continue  # skip a batch with nan/inf values",
@@ -38,11 +42,15 @@ def test_single_name_batches(tmp_path):
 
 
 def test_no_batch_loop(tmp_path):
-    result = patch(tmp_path, "sanitize-inputs", """
+    result = patch(
+        tmp_path,
+        "sanitize-inputs",
+        """
         import torch
         for step in range(10):
             loss.backward()
-    """)
+    """,
+    )
     assert result.diff is None and "no `for ... in loader:` loop" in result.note
 
 

@@ -6,14 +6,18 @@ from tests.patches.helpers import diff_body, patch
 
 
 def test_bf16_replaces_every_float16_spelling(tmp_path):
-    result = patch(tmp_path, "use-bf16", """
+    result = patch(
+        tmp_path,
+        "use-bf16",
+        """
         import torch
         model = Net().half()
         x = x.to(torch.float16)
         with torch.autocast("cuda", dtype=torch.half):
             y = model(x)
         z = torch.zeros(3, dtype="float16")
-    """)
+    """,
+    )
     assert diff_body(result) == [
         "-model = Net().half()",
         "-x = x.to(torch.float16)",
@@ -33,12 +37,18 @@ def test_bf16_without_float16(tmp_path):
 
 
 def test_upcast_the_loss_line_when_the_loss_overflowed(tmp_path):
-    result = patch(tmp_path, "upcast-to-fp32", """
+    result = patch(
+        tmp_path,
+        "upcast-to-fp32",
+        """
         import torch
         import torch.nn.functional as F
         pred = model(x)
         loss = ((pred - target) ** 2).sum() + F.l1_loss(pred, target) + model.reg(pred)
-    """, line=4, phase="loss")
+    """,
+        line=4,
+        phase="loss",
+    )
     assert diff_body(result) == [
         "-loss = ((pred - target) ** 2).sum() + F.l1_loss(pred, target) + model.reg(pred)",
         "+loss = ((pred.float() - target.float()) ** 2).sum() + "
@@ -47,11 +57,17 @@ def test_upcast_the_loss_line_when_the_loss_overflowed(tmp_path):
 
 
 def test_upcast_elsewhere_takes_the_script_back_to_float32(tmp_path):
-    result = patch(tmp_path, "upcast-to-fp32", """
+    result = patch(
+        tmp_path,
+        "upcast-to-fp32",
+        """
         import torch
         model = Net().half()
         x = torch.randn(4, 8, dtype=torch.float16)
-    """, line=3, phase="forward")
+    """,
+        line=3,
+        phase="forward",
+    )
     assert diff_body(result) == [
         "-model = Net().half()",
         "-x = torch.randn(4, 8, dtype=torch.float16)",
@@ -61,12 +77,16 @@ def test_upcast_elsewhere_takes_the_script_back_to_float32(tmp_path):
 
 
 def test_adam_eps_raised_or_added(tmp_path):
-    result = patch(tmp_path, "raise-adam-eps", """
+    result = patch(
+        tmp_path,
+        "raise-adam-eps",
+        """
         import torch
         a = torch.optim.Adam(m.parameters(), lr=1e-3, eps=1e-8)
         b = torch.optim.AdamW(n.parameters())
         c = torch.optim.SGD(o.parameters(), lr=0.1)
-    """)
+    """,
+    )
     assert diff_body(result) == [
         "-a = torch.optim.Adam(m.parameters(), lr=1e-3, eps=1e-8)",
         "-b = torch.optim.AdamW(n.parameters())",
@@ -77,11 +97,16 @@ def test_adam_eps_raised_or_added(tmp_path):
 
 def test_adam_eps_needs_adam(tmp_path):
     result = patch(tmp_path, "raise-adam-eps", "import torch\nopt = torch.optim.SGD(p, lr=1)\n")
-    assert result.note == "no automatic patch: no Adam-family optimizer is constructed in the script"
+    assert (
+        result.note == "no automatic patch: no Adam-family optimizer is constructed in the script"
+    )
 
 
 def test_loss_scaling_around_backward_and_step_under_autocast(tmp_path):
-    result = patch(tmp_path, "enable-loss-scaling", """
+    result = patch(
+        tmp_path,
+        "enable-loss-scaling",
+        """
         import torch
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         for x, y in loader:
@@ -90,7 +115,8 @@ def test_loss_scaling_around_backward_and_step_under_autocast(tmp_path):
             loss.backward()
             opt.step()
             opt.zero_grad()
-    """)
+    """,
+    )
     assert diff_body(result) == [
         '+scaler = torch.amp.GradScaler("cpu")',
         "-    loss.backward()",
@@ -102,11 +128,15 @@ def test_loss_scaling_around_backward_and_step_under_autocast(tmp_path):
 
 
 def test_loss_scaling_refuses_a_half_model(tmp_path):
-    result = patch(tmp_path, "enable-loss-scaling", """
+    result = patch(
+        tmp_path,
+        "enable-loss-scaling",
+        """
         import torch
         model = Net().half()
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         loss.backward()
         opt.step()
-    """)
+    """,
+    )
     assert result.diff is None and "cannot unscale float16 gradients" in result.note

@@ -116,9 +116,11 @@ def test_warm_duplicates_are_reported_as_cold_ones(tmp_path):
     b = write_jsonl(tmp_path / "b.jsonl", [record(3), record(1)])
     cold = load_records(a, b)
     warm = load_records(a, b)
-    assert [str(p) for p in warm.problems] == [str(p) for p in cold.problems] == [
-        f"{b}:2 $.id: duplicate id '0000000000000001' (first at {a}:1)"
-    ]
+    assert (
+        [str(p) for p in warm.problems]
+        == [str(p) for p in cold.problems]
+        == [f"{b}:2 $.id: duplicate id '0000000000000001' (first at {a}:1)"]
+    )
     assert [r.id for r in warm.records] == [r.id for r in cold.records]
 
 
@@ -151,8 +153,10 @@ def test_the_least_recently_used_entry_goes_first(tmp_path, private_cache, monke
 
 
 def test_the_cache_keeps_to_its_size_bound(tmp_path, private_cache, monkeypatch):
-    paths = [write_jsonl(tmp_path / f"f{i}.jsonl", [record(j) for j in range(i * 50, i * 50 + 50)])
-             for i in range(6)]
+    paths = [
+        write_jsonl(tmp_path / f"f{i}.jsonl", [record(j) for j in range(i * 50, i * 50 + 50)])
+        for i in range(6)
+    ]
     load_records(paths[0])
     one = cache.entry_target(paths[0]).stat().st_size
     monkeypatch.setenv("DIAGNOSE_CACHE_MAX_MB", str(2.5 * one / (1024 * 1024)))

@@ -52,7 +52,9 @@ def test_folders_are_read_recursively_and_non_records_are_skipped(tmp_path):
     (tmp_path / "a" / "b").mkdir(parents=True)
     write_json(tmp_path / "a" / "b" / "deep.json", wrapper(1))
     write_jsonl(tmp_path / "a" / "top.jsonl", [record(2)])
-    write_json(tmp_path / "schema.json", {"$schema": "https://json-schema.org/draft/2020-12/schema"})
+    write_json(
+        tmp_path / "schema.json", {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    )
     write_json(tmp_path / "variants.json", {"some-slug": ["a message"]})
     (tmp_path / "README.md").write_text("# notes\n")
     (tmp_path / "notes.txt").write_text("not json\n")
@@ -130,9 +132,7 @@ def test_duplicate_ids_report_both_locations(tmp_path):
     a = write_json(tmp_path / "a.json", [record(1), record(2)])
     b = write_jsonl(tmp_path / "b.jsonl", [record(3), record(2)])
     result = load_records(a, b)
-    assert lines(result) == [
-        f"{b}:2 $.id: duplicate id '0000000000000002' (first at {a}[1])"
-    ]
+    assert lines(result) == [f"{b}:2 $.id: duplicate id '0000000000000002' (first at {a}[1])"]
     assert [r.id[-1] for r in result.records] == ["1", "2", "3"]
 
 
@@ -205,7 +205,8 @@ def test_a_record_split_over_two_lines_is_malformed_on_both(tmp_path):
     path.write_text(f'{first}"a"\n{second}\n' + json.dumps(record(2)) + "\n")
     result = load_records(path)
     assert [(p.line, p.reason.split(":")[0]) for p in result.problems] == [
-        (1, "malformed JSON"), (2, "malformed JSON"),
+        (1, "malformed JSON"),
+        (2, "malformed JSON"),
     ]
     assert [r.id for r in result.records] == [f"{2:016x}"]
 

@@ -87,8 +87,9 @@ def big_jsonl(path: Path, count: int = 40) -> Path:
 
 
 @pytest.mark.parametrize("part_records", [split.PART_RECORDS, 3])
-def test_a_big_jsonl_file_loads_as_serially(forced, monkeypatch, tmp_path, private_cache,
-                                            part_records):
+def test_a_big_jsonl_file_loads_as_serially(
+    forced, monkeypatch, tmp_path, private_cache, part_records
+):
     monkeypatch.setattr(split, "PART_RECORDS", part_records)  # 3: each worker writes 6 parts
     path = big_jsonl(tmp_path / "big.jsonl")
     expected = serial(monkeypatch, tmp_path, path)
@@ -103,8 +104,9 @@ def test_a_big_jsonl_file_loads_as_serially(forced, monkeypatch, tmp_path, priva
     assert summary(load_records(path)) == expected, "warm"
 
 
-def test_the_warm_load_finds_one_entry_of_several_parts(forced, monkeypatch, tmp_path,
-                                                        private_cache):
+def test_the_warm_load_finds_one_entry_of_several_parts(
+    forced, monkeypatch, tmp_path, private_cache
+):
     path = big_jsonl(tmp_path / "big.jsonl")
     cold = summary(load_records(path))
     [stored] = private_cache.rglob("*.marshal")
@@ -115,8 +117,10 @@ def test_the_warm_load_finds_one_entry_of_several_parts(forced, monkeypatch, tmp
     [segment] = warm.records._segments
     assert isinstance(segment, entry.CachedRecords)
     assert summary(warm) == cold == serial(monkeypatch, tmp_path, path)
-    assert warm.records[30] == warm.records[30] and warm.records.column("id")[30] == \
-        warm.records[30].id
+    assert (
+        warm.records[30] == warm.records[30]
+        and warm.records.column("id")[30] == warm.records[30].id
+    )
 
 
 def test_upstream_txt_with_bad_lines_in_both_halves(forced, monkeypatch, tmp_path):
@@ -209,6 +213,7 @@ def failing_hook(log: Path, how: str):
             os._exit(0)  # leaves without a reply
         if how == "hang":
             time.sleep(60)
+
     return hook
 
 
@@ -229,8 +234,9 @@ class Interrupted(Exception):
     pass
 
 
-def test_an_interrupted_load_leaves_no_worker_and_no_file_behind(forced, monkeypatch, tmp_path,
-                                                                 private_cache):
+def test_an_interrupted_load_leaves_no_worker_and_no_file_behind(
+    forced, monkeypatch, tmp_path, private_cache
+):
     """The parent interrupted while it waits (here by a timer; Ctrl-C alike): every worker is
     killed and reaped, and no temporary entry is left."""
     monkeypatch.setattr(forked, "child_hook", failing_hook(forced, "hang"))
@@ -265,8 +271,17 @@ def test_a_racy_entry_is_still_verified_by_content(forced, monkeypatch, tmp_path
     assert summary(after) == serial(monkeypatch, tmp_path, path)
 
 
-_STAT_EXTRA = ("st_atime", "st_mtime", "st_ctime", "st_atime_ns", "st_mtime_ns", "st_ctime_ns",
-               "st_blksize", "st_blocks", "st_rdev")
+_STAT_EXTRA = (
+    "st_atime",
+    "st_mtime",
+    "st_ctime",
+    "st_atime_ns",
+    "st_mtime_ns",
+    "st_ctime_ns",
+    "st_blksize",
+    "st_blocks",
+    "st_rdev",
+)
 
 
 def test_a_file_changed_while_read_is_not_stored(forced, monkeypatch, tmp_path, private_cache):
@@ -337,8 +352,13 @@ def run_program(tmp_path: Path, torch: bool) -> str:
     env.pop("PYTHONUNBUFFERED", None)  # stdout buffered, as in a program writing to a pipe
     log = tmp_path / "workers.log"
     code = _IN_A_PROGRAM.format(root=str(ROOT), torch=torch, log=str(log))
-    done = subprocess.run([sys.executable, "-c", code, *map(str, paths)], env=env, timeout=300,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, paths)],
+        env=env,
+        timeout=300,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(set(worker_pids(log))) == 6, "two for each .jsonl file, two for the rest"
     return done.stdout

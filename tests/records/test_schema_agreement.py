@@ -26,24 +26,63 @@ from tests.records.factory import record, seed_wrapper
 FIELDS = list(ErrorRecord.model_fields)
 ITEM = TypeAdapter(Item)
 
-tricky_strings = st.sampled_from([
-    "", " ", "a", "abc\n", "1e92004800b7520d", "1E92004800B7520D", "1e92004800b7520d\n",
-    "kebab-case", "Not-Kebab", "kebab--double", "-lead", "owner/name", "owner/na/me",
-    "ValueError", "torch.cuda.OutOfMemoryError", "9Bad", "try-catch",
-    "a597f974857b3d92939971296bc0deb93d33d780", "a597f974857b3d92939971296bc0deb93d33d78",
-    "2026-08-14T18:24:08.354Z", "2026-08-14T18:24:08+02:00", "2026-13-14T18:24:08Z",
-    "2026-08-14 18:24:08Z", "https://github.com/o/r/blob/x/y.py#L1", "http://github.com/o/r/x",
-    "error", "warning", "fatal", "debug", "exception", "log_line", "(unclosed", "a)b", "[z-a]",
-    "x{2,1}", "a**", r"\d+ (?:x|y)", "é", "tab\there",
-])
+tricky_strings = st.sampled_from(
+    [
+        "",
+        " ",
+        "a",
+        "abc\n",
+        "1e92004800b7520d",
+        "1E92004800B7520D",
+        "1e92004800b7520d\n",
+        "kebab-case",
+        "Not-Kebab",
+        "kebab--double",
+        "-lead",
+        "owner/name",
+        "owner/na/me",
+        "ValueError",
+        "torch.cuda.OutOfMemoryError",
+        "9Bad",
+        "try-catch",
+        "a597f974857b3d92939971296bc0deb93d33d780",
+        "a597f974857b3d92939971296bc0deb93d33d78",
+        "2026-08-14T18:24:08.354Z",
+        "2026-08-14T18:24:08+02:00",
+        "2026-13-14T18:24:08Z",
+        "2026-08-14 18:24:08Z",
+        "https://github.com/o/r/blob/x/y.py#L1",
+        "http://github.com/o/r/x",
+        "error",
+        "warning",
+        "fatal",
+        "debug",
+        "exception",
+        "log_line",
+        "(unclosed",
+        "a)b",
+        "[z-a]",
+        "x{2,1}",
+        "a**",
+        r"\d+ (?:x|y)",
+        "é",
+        "tab\there",
+    ]
+)
 values = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 700), st.floats(allow_nan=False, width=32),
-    st.sampled_from([1.0, 2.0, 264.0, 282.5, 300.0, 2]), tricky_strings,
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 700),
+    st.floats(allow_nan=False, width=32),
+    st.sampled_from([1.0, 2.0, 264.0, 282.5, 300.0, 2]),
+    tricky_strings,
     st.text(string.printable, max_size=12),
     st.lists(st.one_of(tricky_strings, st.integers(0, 3)), max_size=3),
     st.dictionaries(st.sampled_from(["a", "id"]), st.integers(0, 2), max_size=1),
 )
-mutation = st.tuples(st.sampled_from([*FIELDS, "unknownField"]), st.one_of(st.just("DELETE"), values))
+mutation = st.tuples(
+    st.sampled_from([*FIELDS, "unknownField"]), st.one_of(st.just("DELETE"), values)
+)
 
 
 def models_accept(item) -> bool:
@@ -100,7 +139,8 @@ def test_schema_is_draft_2020_12_and_documents_the_loader_rules():
     assert "messagePattern" in schema["$comment"] and "sourceCodeStart" in schema["$comment"]
     assert set(schema["$defs"]["errorRecord"]["properties"]) == set(FIELDS)
     assert schema["$defs"]["errorRecord"]["properties"]["schemaVersion"] == {
-        "const": 2, "description": "Format version of the record: always 2."
+        "const": 2,
+        "description": "Format version of the record: always 2.",
     }
 
 
@@ -124,8 +164,12 @@ def test_the_fast_regex_check_never_accepts_what_re_rejects(pattern):
 
 @pytest.mark.parametrize(
     ("pattern", "reason"),
-    [("a)b", "unbalanced parenthesis at position 1"), ("(a", "missing ), unterminated subpattern at position 0"),
-     ("[z-a]", "bad character range z-a at position 1"), ("a**", "multiple repeat at position 2")],
+    [
+        ("a)b", "unbalanced parenthesis at position 1"),
+        ("(a", "missing ), unterminated subpattern at position 0"),
+        ("[z-a]", "bad character range z-a at position 1"),
+        ("a**", "multiple repeat at position 2"),
+    ],
 )
 def test_pattern_errors_are_re_s_own_words(pattern, reason):
     assert pattern_error(pattern) == reason
@@ -150,9 +194,14 @@ def test_the_models_rust_recogniser_is_the_same_as_pythons(pattern):
     assert rust_accepts(pattern) == is_safe_subset(pattern)
 
 
-@pytest.mark.parametrize("pattern", [
-    r"Function '(\w+)Backward\d*' returned nan values in its \d+th output\.",
-    r"CUDA out of memory\. Tried to allocate [\d.]+ (?:MiB|GiB)", r"a{2,}", "(?:a|(b|c)+)?$",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"Function '(\w+)Backward\d*' returned nan values in its \d+th output\.",
+        r"CUDA out of memory\. Tried to allocate [\d.]+ (?:MiB|GiB)",
+        r"a{2,}",
+        "(?:a|(b|c)+)?$",
+    ],
+)
 def test_real_patterns_are_in_the_fast_subset(pattern):
     assert rust_accepts(pattern) and is_safe_subset(pattern)

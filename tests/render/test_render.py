@@ -34,23 +34,32 @@ def test_clean_report_says_so():
     assert "Clean run" in render(report, "markdown")
 
 
-@pytest.mark.parametrize(("losses", "diverging"), [
-    ([24.0, 814.0, 1.5e4, 1.5e4, 1.6e4, 1.7e4, 1.6e4], True),  # lr 1e3 on a regression: finite
-    ([2.3, 2.1, 1.9, 1.2, 0.9, 0.7, 0.6], False),
-    ([2.3, 2.5, 2.2, 2.4, 2.6, 2.5, 2.7], False),  # noisy, flat
-])
+@pytest.mark.parametrize(
+    ("losses", "diverging"),
+    [
+        ([24.0, 814.0, 1.5e4, 1.5e4, 1.6e4, 1.7e4, 1.6e4], True),  # lr 1e3 on a regression: finite
+        ([2.3, 2.1, 1.9, 1.2, 0.9, 0.7, 0.6], False),
+        ([2.3, 2.5, 2.2, 2.4, 2.6, 2.5, 2.7], False),  # noisy, flat
+    ],
+)
 def test_a_clean_run_whose_loss_grew_far_is_called_diverging(losses, diverging):
     from diagnose.engine import analyze
 
-    report = analyze(Report(status="clean", script={"path": "ok.py"},
-                            history=[{"step": i, "loss": v} for i, v in enumerate(losses)]))
+    report = analyze(
+        Report(
+            status="clean",
+            script={"path": "ok.py"},
+            history=[{"step": i, "loss": v} for i, v in enumerate(losses)],
+        )
+    )
     for fmt in ("text", "markdown"):
         out = render(report, fmt)
         assert ("it is diverging" in out) == diverging, out
     if diverging:
         assert render(report, "text").splitlines()[1] == (
             "  but the loss grew 667x over the run (24 -> 1.6e4): it is diverging; a lower "
-            "learning rate or gradient clipping is the usual cure")
+            "learning rate or gradient clipping is the usual cure"
+        )
 
 
 def test_a_clean_run_shows_its_last_frames_not_frames_before_an_event():
@@ -83,8 +92,13 @@ def test_json_is_the_report():
 
 def test_markdown_has_sections_and_a_diff_block():
     md = render(nonfinite_report(), "markdown")
-    for heading in ("## Symptoms", "## Fixes, best first", "## Frames before the event",
-                    "## History", "## Config"):
+    for heading in (
+        "## Symptoms",
+        "## Fixes, best first",
+        "## Frames before the event",
+        "## History",
+        "## Config",
+    ):
         assert heading in md
     assert "```diff" in md
 
@@ -94,10 +108,22 @@ def test_unknown_format_is_an_error():
         render(nonfinite_report(), "html")
 
 
-@pytest.mark.parametrize("value, text", [
-    (None, "-"), (float("nan"), "nan"), (float("inf"), "inf"), (-float("inf"), "-inf"),
-    (0.0, "0"), (65504.0, "6.6e4"), (3.9e4, "3.9e4"), (1.5, "1.5"), (1e-8, "1.0e-8"), (1340.0, "1340"), (0.00123, "0.00123"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (None, "-"),
+        (float("nan"), "nan"),
+        (float("inf"), "inf"),
+        (-float("inf"), "-inf"),
+        (0.0, "0"),
+        (65504.0, "6.6e4"),
+        (3.9e4, "3.9e4"),
+        (1.5, "1.5"),
+        (1e-8, "1.0e-8"),
+        (1340.0, "1340"),
+        (0.00123, "0.00123"),
+    ],
+)
 def test_numbers_are_compact(value, text):
     assert num(value) == text
 
@@ -107,11 +133,19 @@ def test_safe_keeps_newlines_and_tabs_readable():
 
 
 def test_exception_on_a_rank_says_which_rank():
-    report = Report.model_validate({
-        "status": "exception", "script": {"path": "ddp.py"},
-        "event": {"kind": "exception", "exception_type": "ValueError", "message": "bad batch",
-                  "rank": 1, "details": ["raised while loading shard 3"]},
-    })
+    report = Report.model_validate(
+        {
+            "status": "exception",
+            "script": {"path": "ddp.py"},
+            "event": {
+                "kind": "exception",
+                "exception_type": "ValueError",
+                "message": "bad batch",
+                "rank": 1,
+                "details": ["raised while loading shard 3"],
+            },
+        }
+    )
     text = render(report, "text")
     assert "on rank 1" in text and "raised while loading shard 3" in text
     assert "on rank 1" in render(report, "markdown")
@@ -119,25 +153,40 @@ def test_exception_on_a_rank_says_which_rank():
 
 def test_framework_config_and_its_notes_are_shown():
     report = nonfinite_report()
-    report.config = report.config.model_validate({
-        **report.config.model_dump(), "transformers": {
-            "learning_rate": 5e-5, "max_grad_norm": 1.0,
-            "notes": ["logging_nan_inf_filter=True hides nan/inf losses from the logs"]}})
+    report.config = report.config.model_validate(
+        {
+            **report.config.model_dump(),
+            "transformers": {
+                "learning_rate": 5e-5,
+                "max_grad_norm": 1.0,
+                "notes": ["logging_nan_inf_filter=True hides nan/inf losses from the logs"],
+            },
+        }
+    )
     text = render(report, "text")
     assert "transformers: learning_rate 5e-05, max_grad_norm 1.0" in text
     assert "note: logging_nan_inf_filter=True hides" in text
 
 
-def _interrupted_report(message: str = "interrupted at step 1200 by SIGINT: the report holds "
-                        "what the run saw so far") -> Report:
+def _interrupted_report(
+    message: str = "interrupted at step 1200 by SIGINT: the report holds what the run saw so far",
+) -> Report:
     return Report(
-        status="interrupted", script={"path": "train.py"},
+        status="interrupted",
+        script={"path": "train.py"},
         interruption={"cause": "SIGINT", "stopped_at_step": 1200, "message": message},
-        history=[{"step": 0, "loss": 2.0},
-                 {"step": 1, "loss": 1.0, "summary": {"last_step": 1198, "steps": 1198}},
-                 {"step": 1199, "loss": 0.5}],
-        history_note={"steps": 1200, "first_kept": 1, "last_kept": 1, "summarized": 1198,
-                      "message": "history of 1200 steps: the steps between are summarised"},
+        history=[
+            {"step": 0, "loss": 2.0},
+            {"step": 1, "loss": 1.0, "summary": {"last_step": 1198, "steps": 1198}},
+            {"step": 1199, "loss": 0.5},
+        ],
+        history_note={
+            "steps": 1200,
+            "first_kept": 1,
+            "last_kept": 1,
+            "summarized": 1198,
+            "message": "history of 1200 steps: the steps between are summarised",
+        },
     )
 
 

@@ -58,9 +58,15 @@ if args.callback:
 
     callbacks.append(DiagnoseCallback(report_path=args.callback))
 trainer = L.Trainer(
-    accelerator="cpu", max_steps=args.steps, logger=False, enable_checkpointing=False,
-    enable_progress_bar=False, enable_model_summary=False, precision=args.precision,
-    gradient_clip_val=args.clip or None, gradient_clip_algorithm=args.clip_algorithm,
+    accelerator="cpu",
+    max_steps=args.steps,
+    logger=False,
+    enable_checkpointing=False,
+    enable_progress_bar=False,
+    enable_model_summary=False,
+    precision=args.precision,
+    gradient_clip_val=args.clip or None,
+    gradient_clip_algorithm=args.clip_algorithm,
     callbacks=callbacks,
 )
 trainer.fit(Regressor(args.lr), loader)

@@ -178,9 +178,16 @@ def test_a_cross_entropy_over_ignored_targets_counts_them():
     assert "8 of 8 targets equal ignore_index=-1" in " ".join(event.details)
 
 
-FIX_FOR = {"log discarded by where": "stabilize-log", "exp overflow under tanh": "stabilize-exp",
-           "sqrt": "guard-sqrt", "pow(x, 0.5)": "guard-sqrt", "x ** 0.5": "guard-sqrt",
-           "acos(1)": "guard-sqrt", "asin(-1)": "guard-sqrt", "tiny divisor": "guard-division"}
+FIX_FOR = {
+    "log discarded by where": "stabilize-log",
+    "exp overflow under tanh": "stabilize-exp",
+    "sqrt": "guard-sqrt",
+    "pow(x, 0.5)": "guard-sqrt",
+    "x ** 0.5": "guard-sqrt",
+    "acos(1)": "guard-sqrt",
+    "asin(-1)": "guard-sqrt",
+    "tiny divisor": "guard-division",
+}
 
 
 @pytest.mark.parametrize("name", list(FIX_FOR))
@@ -189,7 +196,13 @@ def test_the_engine_ranks_the_guard_for_that_op_first(name):
     from diagnose.report import Report, ScriptInfo
 
     detected = _run_functional(CASES[name][0])
-    report = analyze(Report(status="nonfinite", script=ScriptInfo(path="t.py"),
-                            event=detected.event, frames=detected.frames,
-                            history=detected.history))
+    report = analyze(
+        Report(
+            status="nonfinite",
+            script=ScriptInfo(path="t.py"),
+            event=detected.event,
+            frames=detected.frames,
+            history=detected.history,
+        )
+    )
     assert [f.id for f in report.fixes][:1] == [FIX_FOR[name]], report.symptoms

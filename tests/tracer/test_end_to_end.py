@@ -55,7 +55,11 @@ def test_the_cli_json_report_names_the_same_event(script):
     event = report["event"]
     assert report["status"] == "nonfinite"
     assert (event["phase"], event["step"], event["module"], event["op"]) == (
-        phase, step, module, op)
+        phase,
+        step,
+        module,
+        op,
+    )
     assert event["location"]["line"] == line_of(script, text)
 
 

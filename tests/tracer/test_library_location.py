@@ -11,14 +11,17 @@ from diagnose.runner import diagnose_script
 def test_an_op_inside_an_installed_library_is_located_at_the_users_call(tmp_path):
     lib = tmp_path / "site-packages" / "lossylib"
     lib.mkdir(parents=True)
-    (lib / "__init__.py").write_text(textwrap.dedent("""
+    (lib / "__init__.py").write_text(
+        textwrap.dedent("""
         import torch
 
         def neg_log_likelihood(p, t):
             return -(t * torch.log(p)).mean()
-    """))
+    """)
+    )
     script = tmp_path / "train.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(tmp_path / "site-packages")!r})
         import torch
@@ -33,7 +36,8 @@ def test_an_op_inside_an_installed_library_is_located_at_the_users_call(tmp_path
             loss.backward()
             opt.step()
             opt.zero_grad()
-    """))
+    """)
+    )
     report = diagnose_script(script)
     event = report.event
     assert report.status == "nonfinite" and event.op == "log"
@@ -43,7 +47,8 @@ def test_an_op_inside_an_installed_library_is_located_at_the_users_call(tmp_path
 
 def test_a_functional_script_without_modules_still_names_the_op_and_line(tmp_path):
     script = tmp_path / "functional.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import torch
 
         w = torch.zeros(4, requires_grad=True)
@@ -54,7 +59,8 @@ def test_a_functional_script_without_modules_still_names_the_op_and_line(tmp_pat
             loss.backward()
             opt.step()
             opt.zero_grad()
-    """))
+    """)
+    )
     report = diagnose_script(script)
     event = report.event
     assert report.status == "nonfinite" and event.phase == "loss" and event.step == 2
@@ -63,7 +69,8 @@ def test_a_functional_script_without_modules_still_names_the_op_and_line(tmp_pat
 
 def test_a_functional_script_failing_at_its_first_step_names_the_op_and_line(tmp_path):
     script = tmp_path / "functional0.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import torch
 
         w = torch.zeros(4, requires_grad=True)
@@ -74,7 +81,8 @@ def test_a_functional_script_failing_at_its_first_step_names_the_op_and_line(tmp
             loss.backward()
             opt.step()
             opt.zero_grad()
-    """))
+    """)
+    )
     event = diagnose_script(script).event
     assert (event.phase, event.step, event.op) == ("loss", 0, "log")
     assert event.location.line == 8

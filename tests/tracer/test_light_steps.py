@@ -16,8 +16,13 @@ def _mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
 
 
-def _run(tracer: Tracer, steps: int, bad_step: int | None = None, dropout: bool = False,
-         mutate: bool = False) -> list[bool]:
+def _run(
+    tracer: Tracer,
+    steps: int,
+    bad_step: int | None = None,
+    dropout: bool = False,
+    mutate: bool = False,
+) -> list[bool]:
     """Train; at ``bad_step`` a batch of huge finite values makes the first Linear overflow."""
     model = _mlp()
     with torch.no_grad():
@@ -39,8 +44,14 @@ def _run(tracer: Tracer, steps: int, bad_step: int | None = None, dropout: bool 
     return global_hooks
 
 
-def _train(tracer: Tracer, model: nn.Module, steps: int, zeros_at: int | None = None,
-           predict=None, each_step=None) -> None:
+def _train(
+    tracer: Tracer,
+    model: nn.Module,
+    steps: int,
+    zeros_at: int | None = None,
+    predict=None,
+    each_step=None,
+) -> None:
     """SGD on one regression batch (shifted by 1, so a Linear without bias never outputs exact
     zeros); at step ``zeros_at`` the batch is all zeros instead. ``predict`` picks the
     prediction from the model's output; ``each_step(tracer)`` runs after every step."""
@@ -152,14 +163,19 @@ def _run_backward_born(tracer: Tracer, steps: int, bad_step: int, gated: bool) -
     and the square root's gradient is born nan inside backward."""
     torch.manual_seed(0)
     act = _Gate() if gated else _SqrtAbs()
-    _train(tracer, nn.Sequential(nn.Linear(4, 8, bias=False), act, nn.Linear(8, 1)), steps,
-           zeros_at=bad_step)
+    _train(
+        tracer,
+        nn.Sequential(nn.Linear(4, 8, bias=False), act, nn.Linear(8, 1)),
+        steps,
+        zeros_at=bad_step,
+    )
 
 
 @pytest.mark.parametrize("gated", [False, True])
 def test_a_gradient_born_in_backward_on_a_light_step_is_named_as_on_a_detailed_step(gated):
-    detailed, light = (t.event for t in _detailed_and_light(_run_backward_born, 8,
-                                                            bad_step=5, gated=gated))
+    detailed, light = (
+        t.event for t in _detailed_and_light(_run_backward_born, 8, bad_step=5, gated=gated)
+    )
     assert light.phase == detailed.phase == "backward"
     assert light.step == detailed.step == 5
     assert (light.module, light.op) == (detailed.module, detailed.op)
@@ -246,15 +262,23 @@ def test_gradient_accumulation_on_a_light_step_replays_every_micro_batch():
 
 
 def test_leaving_the_tracer_restores_everything_it_and_its_config_capture_patched():
-    originals = (torch.optim.Optimizer.__init__, torch.Tensor.backward, torch.autograd.backward,
-                 torch.amp.GradScaler.step)
+    originals = (
+        torch.optim.Optimizer.__init__,
+        torch.Tensor.backward,
+        torch.autograd.backward,
+        torch.amp.GradScaler.step,
+    )
     tracer = Tracer()
     for _ in range(2):
         with tracer:
             _mlp()
             torch.optim.SGD(_mlp().parameters(), lr=0.1)
-    assert (torch.optim.Optimizer.__init__, torch.Tensor.backward, torch.autograd.backward,
-            torch.amp.GradScaler.step) == originals
+    assert (
+        torch.optim.Optimizer.__init__,
+        torch.Tensor.backward,
+        torch.autograd.backward,
+        torch.amp.GradScaler.step,
+    ) == originals
     assert not tracer.report().config.capture_errors  # each undid its own patches cleanly
 
 
@@ -315,7 +339,6 @@ def test_outputs_computed_from_another_output_are_the_ones_differentiated():
 def test_the_frames_kept_between_steps_hold_no_tensors():
     def holds_none(tracer: Tracer) -> None:
         kept = list(tracer._recent)
-        assert kept and all(r.args is None and r.kwargs is None and r.grads is None
-                            for r in kept)
+        assert kept and all(r.args is None and r.kwargs is None and r.grads is None for r in kept)
 
     _train(Tracer(detail_every=4), _mlp(), 6, each_step=holds_none)

@@ -46,5 +46,7 @@ def test_an_exp_in_the_models_own_code_is_the_producer_not_the_container_after_i
     event = tracer.event
     assert (event.phase, event.step, event.module, event.op) == ("forward", 3, "_Sampler", "exp")
     assert event.location.line == EXP_LINE
-    assert ("`_Sampler` (_Sampler, float32): made non-finite in its own forward from finite "
-            "inputs; `dec.0` (Linear) received it") in event.message
+    assert (
+        "`_Sampler` (_Sampler, float32): made non-finite in its own forward from finite "
+        "inputs; `dec.0` (Linear) received it"
+    ) in event.message

@@ -91,7 +91,11 @@ def test_division_by_zero_std_names_the_custom_layer_op_and_line():
     report, _ = trace("zero_std_norm.py")
     event = report.event
     assert (event.phase, event.step, event.module, event.module_type) == (
-        "forward", 2, "norm", "FeatureNorm")
+        "forward",
+        2,
+        "norm",
+        "FeatureNorm",
+    )
     assert event.op == "div"
     assert event.location.line == line_of("zero_std_norm.py", "return (x - mean) / std")
 
@@ -118,4 +122,6 @@ def test_t5_overflow_names_the_same_module_as_debug_underflow_overflow(capsys):
     assert event.module == "encoder.block.1.layer.1.DenseReluDense.wo"
     assert event.module_type == "Linear" and event.dtype == "float16"
     assert debug_underflow_overflow_module(SCRIPTS / "t5_fp16_overflow.py", capsys) == (
-        event.module, event.module_type)
+        event.module,
+        event.module_type,
+    )

@@ -119,7 +119,11 @@ def test_nonfinite_kind_and_describe():
     assert nonfinite_kind(-math.inf, 0.0) == "-inf"
     assert nonfinite_kind(-math.inf, math.inf) == "inf+-inf"
     assert [describe(v) for v in (None, math.nan, math.inf, 12345.0)] == [
-        "?", "nan", "inf", "1.23e+04"]
+        "?",
+        "nan",
+        "inf",
+        "1.23e+04",
+    ]
 
 
 def test_signed_bounds_and_zero_count_tell_zero_from_negative():

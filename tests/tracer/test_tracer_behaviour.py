@@ -163,12 +163,16 @@ def test_a_nan_gradient_born_in_backward_stops_before_the_update(backward):
 
 
 def _hook_state() -> tuple:
-    return (dict(module_hooks._global_forward_hooks),
-            dict(module_hooks._global_forward_pre_hooks),
-            dict(optim_hooks._global_optimizer_pre_hooks),
-            dict(optim_hooks._global_optimizer_post_hooks),
-            torch.Tensor.backward, torch.autograd.backward,
-            torch.amp.GradScaler.step, torch.utils.data.dataloader._BaseDataLoaderIter._next_index)
+    return (
+        dict(module_hooks._global_forward_hooks),
+        dict(module_hooks._global_forward_pre_hooks),
+        dict(optim_hooks._global_optimizer_pre_hooks),
+        dict(optim_hooks._global_optimizer_post_hooks),
+        torch.Tensor.backward,
+        torch.autograd.backward,
+        torch.amp.GradScaler.step,
+        torch.utils.data.dataloader._BaseDataLoaderIter._next_index,
+    )
 
 
 def test_hooks_and_patches_are_removed_after_an_event_in_a_training_loop():
@@ -201,7 +205,11 @@ def test_a_forward_event_is_pinned_to_the_op_after_the_inputs_were_released():
         opt.step()
     event = info.value.event
     assert (event.phase, event.module, event.module_type, event.op) == (
-        "forward", "1", "Scale", "div")
+        "forward",
+        "1",
+        "Scale",
+        "div",
+    )
     assert event.location is not None and event.location.file == __file__
 
 
@@ -259,6 +267,7 @@ def test_a_closure_optimizer_is_stopped_before_it_uses_a_bad_evaluation(by_keywo
     bad_step = 3
     with pytest.raises(NonFiniteDetected) as caught, Tracer():
         for step in range(6):
+
             def closure(step=step):
                 opt.zero_grad()
                 scale = float("inf") if step == bad_step else 1.0
@@ -289,7 +298,9 @@ def test_a_closure_optimizers_history_has_the_norm_of_its_last_evaluation():
     with Tracer() as tracer:
         for _ in range(3):
             opt.step(closure)
-            last = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+            last = torch.linalg.vector_norm(
+                torch.stack([p.grad.norm() for p in model.parameters()])
+            )
     assert tracer.history[-1].grad_norm == pytest.approx(float(last), rel=1e-5)
     assert len(tracer.history) == 3
 

@@ -11,8 +11,13 @@ from diagnose.tracer import NonFiniteDetected, Tracer
 
 class Odd(nn.Module):
     def forward(self, x: torch.Tensor) -> dict:
-        return {"mask": x > 0, "ids": x.long(), "empty": x[:0], "meta": torch.empty(3, device="meta"),
-                "nested": [(x * 2,)]}
+        return {
+            "mask": x > 0,
+            "ids": x.long(),
+            "empty": x[:0],
+            "meta": torch.empty(3, device="meta"),
+            "nested": [(x * 2,)],
+        }
 
 
 def test_bool_int_empty_meta_and_nested_outputs_do_not_crash():
@@ -64,7 +69,8 @@ def test_what_the_tracer_cannot_record_is_reported_and_the_script_goes_on():
     assert isinstance(out, Opaque)
     assert tracer.report().warnings == [
         "tracer: a call of `Wrap` (Wrap) was not recorded: NotImplementedError: aminmax is not "
-        "supported here"]
+        "supported here"
+    ]
 
 
 def test_nan_inside_a_nested_dict_output_is_found():

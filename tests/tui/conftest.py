@@ -41,8 +41,13 @@ def clean_report() -> Report:
     history = [StepRecord(step=i, loss=1.0 / (i + 1), grad_norm=0.5, lr=1e-3) for i in range(20)]
     return report.model_copy(
         update={
-            "status": "clean", "event": None, "frames": [], "history": history,
-            "symptoms": [], "fixes": [], "matches": [],
+            "status": "clean",
+            "event": None,
+            "frames": [],
+            "history": history,
+            "symptoms": [],
+            "fixes": [],
+            "matches": [],
         }
     )
 
@@ -61,8 +66,12 @@ def exception_report() -> Report:
     )
     return report.model_copy(
         update={
-            "status": "exception", "event": event, "frames": [], "history": [],
-            "symptoms": [], "fixes": [],
+            "status": "exception",
+            "event": event,
+            "frames": [],
+            "history": [],
+            "symptoms": [],
+            "fixes": [],
         }
     )
 
@@ -78,13 +87,22 @@ def big_frames(n: int) -> list[Frame]:
     for i in range(n):
         bad = i == n - 1
         out = TensorStats(
-            name="output", dtype="float16", abs_min=1e-3, abs_max=math.inf if bad else 10.0 + i,
-            inf=3 if bad else 0, nan=0,
+            name="output",
+            dtype="float16",
+            abs_min=1e-3,
+            abs_max=math.inf if bad else 10.0 + i,
+            inf=3 if bad else 0,
+            nan=0,
         )
         frames.append(
             Frame(
-                index=i, step=i // 50, phase="forward", module=f"layers.{i % 50}",
-                module_type="Linear", outputs=[out], producer=bad,
+                index=i,
+                step=i // 50,
+                phase="forward",
+                module=f"layers.{i % 50}",
+                module_type="Linear",
+                outputs=[out],
+                producer=bad,
             )
         )
     return frames

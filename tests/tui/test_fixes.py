@@ -25,8 +25,13 @@ async def test_fixes_are_listed_best_first_with_the_selected_detail(fp16_report)
         labels = [option_list.get_option_at_index(i).prompt.plain for i in range(4)]
         assert labels[0].startswith("1. 0.87") and "bfloat16" in labels[0]
         detail = app.query_one("#fix-detail").render().plain
-        for part in ("score 0.87", "Why", "Rules  fp16-overflow-in-forward", "Evidence",
-                     "+        with torch.autocast(\"cpu\", dtype=torch.bfloat16):"):
+        for part in (
+            "score 0.87",
+            "Why",
+            "Rules  fp16-overflow-in-forward",
+            "Evidence",
+            '+        with torch.autocast("cpu", dtype=torch.bfloat16):',
+        ):
             assert part in detail
         await pilot.press("j")
         assert app.query_one(FixesView).selected == 1
@@ -41,7 +46,7 @@ def test_diff_lines_are_coloured_by_kind():
     text = diff_text("--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n same", palette)
     styles = {}
     for span in text.spans:
-        styles[text.plain[span.start:span.end].strip()] = str(span.style)
+        styles[text.plain[span.start : span.end].strip()] = str(span.style)
     assert "#00ff00" in styles["+new"]
     assert "#ff0000" in styles["-old"]
     assert "#0000ff" in styles["@@ -1 +1 @@"]
@@ -178,7 +183,9 @@ async def test_v_with_diagnoses_own_verifier_re_runs_the_patched_example(tmp_pat
     from tests.conftest import EXAMPLES, run_cli
 
     path = tmp_path / "r.json"
-    out = run_cli("run", "--format", "json", "--report", str(path), str(EXAMPLES / "fp16_overflow.py"))
+    out = run_cli(
+        "run", "--format", "json", "--report", str(path), str(EXAMPLES / "fp16_overflow.py")
+    )
     assert out.returncode == 1, out.stderr
     report = Report.load(path)
     app = DiagnoseApp(report)

@@ -124,8 +124,16 @@ async def test_question_mark_lists_every_key(fp16_report):
         table = app.screen.query_one(DataTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         described = {row[2] for row in rows}
-        for does in ("Next inf/nan", "Copy patch", "Apply", "Verify", "Next", "Producer",
-                     "Details", "Command palette"):
+        for does in (
+            "Next inf/nan",
+            "Copy patch",
+            "Apply",
+            "Verify",
+            "Next",
+            "Producer",
+            "Details",
+            "Command palette",
+        ):
             assert does in described
         await pilot.press("escape")
         assert not isinstance(app.screen, KeysScreen)

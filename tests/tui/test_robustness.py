@@ -85,7 +85,11 @@ async def test_markup_and_escape_sequences_from_the_run_are_shown_literally(host
         shown = "[bold red]x[/]RED"  # the markup literal, the escape sequences gone whole
         verdict = app.query_one(Verdict).render()
         assert shown in verdict.plain and "\x1b" not in verdict.plain
-        assert not any("red" in str(span.style) for span in verdict.spans if verdict.plain[span.start:span.end] == "x")
+        assert not any(
+            "red" in str(span.style)
+            for span in verdict.spans
+            if verdict.plain[span.start : span.end] == "x"
+        )
         table = app.query_one(FramesTable)
         assert table.get_row_at(8)[2].plain == shown
         await pilot.press("4")

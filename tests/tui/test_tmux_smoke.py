@@ -37,8 +37,9 @@ def _wait_for(session: str, needle: str, timeout: float = 30.0) -> str:
 @pytest.fixture
 def example_report(tmp_path: Path) -> Path:
     report = tmp_path / "r.json"
-    out = run_cli("run", "--format", "json", "--report", str(report),
-                  str(EXAMPLES / "fp16_overflow.py"))
+    out = run_cli(
+        "run", "--format", "json", "--report", str(report), str(EXAMPLES / "fp16_overflow.py")
+    )
     assert out.returncode == 1, out.stderr
     return report
 
@@ -46,10 +47,7 @@ def example_report(tmp_path: Path) -> Path:
 def test_walk_through_a_real_report_in_a_real_terminal(example_report: Path, tmp_path: Path):
     session = f"diagnose-{uuid.uuid4().hex[:8]}"
     status = tmp_path / "status"
-    command = (
-        f"cd {ROOT} && {sys.executable} -m diagnose show {example_report}; "
-        f"echo $? > {status}"
-    )
+    command = f"cd {ROOT} && {sys.executable} -m diagnose show {example_report}; echo $? > {status}"
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", command)
     try:
         screen = _wait_for(session, "Step 1 of")

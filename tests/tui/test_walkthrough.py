@@ -12,7 +12,12 @@ from tui.widgets.walkthrough_view import WalkthroughView
 def test_a_nonfinite_run_goes_verdict_where_trend_evidence_fix_next(fp16_report):
     steps = build_steps(fp16_report, Palette())
     assert [s.title for s in steps] == [
-        "Verdict", "Where it was born", "What led there", "Evidence", "The fix", "Next",
+        "Verdict",
+        "Where it was born",
+        "What led there",
+        "Evidence",
+        "The fix",
+        "Next",
     ]
     assert "pred = model(x)" in steps[1].body.plain
     assert "largest |activation|: 40 → 5.4e4  (grew 1,343×)" in steps[2].body.plain
@@ -68,9 +73,15 @@ def test_the_headline_of_an_interrupted_run_says_where_it_stopped():
     from tui.summary import headline
     from tui.text import Palette
 
-    report = Report(status="interrupted", script={"path": "train.py"},
-                    interruption={"cause": "SIGTERM", "stopped_at_step": 7,
-                                  "message": "interrupted at step 7 by SIGTERM [bold]x[/]"})
+    report = Report(
+        status="interrupted",
+        script={"path": "train.py"},
+        interruption={
+            "cause": "SIGTERM",
+            "stopped_at_step": 7,
+            "message": "interrupted at step 7 by SIGTERM [bold]x[/]",
+        },
+    )
     text = headline(report, Palette()).plain
     assert text.startswith("⏸ INTERRUPTED")
     assert "interrupted at step 7 by SIGTERM [bold]x[/]" in text  # shown as it is, no markup

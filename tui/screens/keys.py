@@ -16,7 +16,9 @@ from textual.widgets import DataTable, Label
 class KeysScreen(ModalScreen[None]):
     """A table of (where, key, what it does), built from the widgets' own BINDINGS."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close", id="keys.close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "dismiss", "Close", id="keys.close")
+    ]
 
     def __init__(self, sections: Sequence[tuple[str, Sequence[Binding]]]) -> None:
         super().__init__()
@@ -33,6 +35,8 @@ class KeysScreen(ModalScreen[None]):
         table.add_columns("where", "key", "does")
         for section, bindings in self.sections:
             for binding in bindings:
-                keys = " / ".join(self.app.get_key_display(Binding(k, "")) for k in binding.key.split(","))
+                keys = " / ".join(
+                    self.app.get_key_display(Binding(k, "")) for k in binding.key.split(",")
+                )
                 table.add_row(section, keys, binding.description or binding.action)
         table.focus()

@@ -122,7 +122,10 @@ def _fence(code: str, lang: str = "") -> str:
 
 def record_markdown(ref: MatchRef, record: Any, loaded: bool, error: str | None) -> str:
     """One record as Markdown; the match reference alone when the record is not at hand."""
-    parts = [f"## {_inert(ref.slug)}", f"score **{num(ref.score)}** · record {_inert(ref.record_id)}"]
+    parts = [
+        f"## {_inert(ref.slug)}",
+        f"score **{num(ref.score)}** · record {_inert(ref.record_id)}",
+    ]
     if ref.reason:
         parts.append(f"*Why it matched:* {_inert(ref.reason)}")
     if record is None:
