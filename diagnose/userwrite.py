@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from diagnose.errors import UsageError
+from diagnose.safetext import one_line
+from diagnose.userfiles import kind_of
 
 MAX_BYTES = 32 * 1024 * 1024  # a script larger than this is not something a patch can help
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -50,23 +52,15 @@ class UserFile:
     stat: os.stat_result
 
 
-def shown(text: object) -> str:
-    """``text`` (a path from a report, a name) with every unprintable character escaped, so that
-    a message about it stays one line and never drives the terminal."""
-    from diagnose.safetext import one_line
-
-    return one_line(str(text))
-
-
 def resolve(path: str | Path) -> Path:
     """The real path of an existing ``path`` (every symlink followed); UsageError if none."""
     try:
         return Path(os.path.realpath(path, strict=True))
     except FileNotFoundError:
-        raise UsageError(f"{shown(path)}: no such file") from None
+        raise UsageError(f"{one_line(path)}: no such file") from None
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"{shown(path)}: cannot resolve: {reason}") from None
+        raise UsageError(f"{one_line(path)}: cannot resolve: {reason}") from None
 
 
 def read_user_file(path: str | Path) -> UserFile:
@@ -78,16 +72,16 @@ def read_user_file(path: str | Path) -> UserFile:
             _check_regular(path, before)
             fd = os.open(real.name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=folder)
         except OSError as exc:
-            raise UsageError(f"{shown(path)}: cannot read: {exc.strerror}") from None
+            raise UsageError(f"{one_line(path)}: cannot read: {exc.strerror}") from None
         with os.fdopen(fd, "rb") as handle:
             now = os.fstat(handle.fileno())
             if not _same_file(before, now):
-                raise UsageError(f"{shown(path)}: was replaced while being read; try again")
+                raise UsageError(f"{one_line(path)}: was replaced while being read; try again")
             if now.st_size > MAX_BYTES:
-                raise UsageError(f"{shown(path)}: too large to patch ({now.st_size} bytes)")
+                raise UsageError(f"{one_line(path)}: too large to patch ({now.st_size} bytes)")
             data = handle.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
-        raise UsageError(f"{shown(path)}: too large to patch (over {MAX_BYTES} bytes)")
+        raise UsageError(f"{one_line(path)}: too large to patch (over {MAX_BYTES} bytes)")
     return UserFile(real, data, now)
 
 
@@ -105,11 +99,11 @@ def replace_user_file(original: UserFile, data: bytes) -> None:
             current = os.stat(name, dir_fd=folder, follow_symlinks=False)
         except OSError as exc:
             raise UsageError(
-                f"{shown(original.path)}: cannot check before writing: {exc.strerror}"
+                f"{one_line(original.path)}: cannot check before writing: {exc.strerror}"
             ) from None
         if not _same_file(original.stat, current) or not _same_contents(original.stat, current):
             raise UsageError(
-                f"{shown(original.path)}: changed while the patch was being made; nothing written"
+                f"{one_line(original.path)}: changed while the patch was being made; nothing written"
             )
         temp, fd = _create_temp(folder, name, original.path)
         try:
@@ -141,7 +135,9 @@ def create_new_file(folder: Path, names: Iterable[str], data: bytes, mode: int) 
             except FileExistsError:
                 continue
             except OSError as exc:
-                raise UsageError(f"{shown(folder / name)}: cannot create: {exc.strerror}") from None
+                raise UsageError(
+                    f"{one_line(folder / name)}: cannot create: {exc.strerror}"
+                ) from None
             try:
                 with os.fdopen(fd, "wb") as out:
                     os.fchmod(out.fileno(), mode)
@@ -154,7 +150,7 @@ def create_new_file(folder: Path, names: Iterable[str], data: bytes, mode: int) 
                 raise
             return folder / name
     raise UsageError(
-        f"{shown(folder)}: every name for the new file is taken; remove old ones first"
+        f"{one_line(folder)}: every name for the new file is taken; remove old ones first"
     )
 
 
@@ -165,7 +161,7 @@ def _folder(path: Path) -> Iterator[int]:
     try:
         fd = os.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     except OSError as exc:
-        raise UsageError(f"{shown(path)}: cannot open the folder: {exc.strerror}") from None
+        raise UsageError(f"{one_line(path)}: cannot open the folder: {exc.strerror}") from None
     try:
         yield fd
     finally:
@@ -173,18 +169,8 @@ def _folder(path: Path) -> Iterator[int]:
 
 
 def _check_regular(path: str | Path, info: os.stat_result) -> None:
-    if stat.S_ISREG(info.st_mode):
-        return
-    kinds = {
-        stat.S_ISDIR: "a folder",
-        stat.S_ISFIFO: "a named pipe",
-        stat.S_ISSOCK: "a socket",
-        stat.S_ISCHR: "a character device",
-        stat.S_ISBLK: "a block device",
-        stat.S_ISLNK: "a symlink",
-    }
-    kind = next((k for test, k in kinds.items() if test(info.st_mode)), "not a file")
-    raise UsageError(f"{shown(path)}: is {kind}, not a regular file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{one_line(path)}: not a regular file ({kind_of(info.st_mode)})")
 
 
 def _create_temp(folder: int, name: str, shown_as: Path) -> tuple[str, int]:
@@ -197,9 +183,9 @@ def _create_temp(folder: int, name: str, shown_as: Path) -> tuple[str, int]:
             continue
         except OSError as exc:
             raise UsageError(
-                f"{shown(shown_as.parent)}: cannot write a temporary file: {exc.strerror}"
+                f"{one_line(shown_as.parent)}: cannot write a temporary file: {exc.strerror}"
             ) from None
-    raise UsageError(f"{shown(shown_as.parent)}: cannot find a free temporary name")
+    raise UsageError(f"{one_line(shown_as.parent)}: cannot find a free temporary name")
 
 
 def _keep_owner_and_mode(fd: int, original: os.stat_result) -> None:

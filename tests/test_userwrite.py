@@ -8,7 +8,8 @@ import stat
 import pytest
 
 from diagnose.errors import UsageError
-from diagnose.userwrite import create_new_file, read_user_file, replace_user_file, shown
+from diagnose.safetext import one_line
+from diagnose.userwrite import create_new_file, read_user_file, replace_user_file
 
 
 @pytest.fixture
@@ -60,14 +61,14 @@ def test_a_file_edited_after_reading_is_not_overwritten(script):
 
 @pytest.mark.parametrize(
     ("make", "kind"),
-    [(os.mkfifo, "a named pipe"), (os.mkdir, "a folder")],
+    [(os.mkfifo, "a FIFO"), (os.mkdir, "a folder")],
 )
 def test_only_regular_files_are_read(tmp_path, make, kind):
     path = tmp_path / "train.py"
     make(path)
     with pytest.raises(UsageError) as caught:
         read_user_file(path)
-    assert str(caught.value) == f"{path}: is {kind}, not a regular file"
+    assert str(caught.value) == f"{path}: not a regular file ({kind})"
 
 
 def test_a_symlink_loop_gets_one_line(tmp_path):
@@ -103,4 +104,4 @@ def test_a_new_file_with_every_name_taken_is_refused(tmp_path):
 
 def test_names_are_shown_on_one_line_without_terminal_controls():
     # the one safe-text rule: escape sequences go whole, other controls are shown, one line
-    assert shown("a\nb\x1b[31m\u202e.py") == "a b\\u202e.py"
+    assert one_line("a\nb\x1b[31m\u202e.py") == "a b\\u202e.py"

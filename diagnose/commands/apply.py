@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from diagnose.errors import ExitStatus, UsageError
-from diagnose.safetext import safe
+from diagnose.safetext import one_line, safe
 
 if TYPE_CHECKING:
     from diagnose.patches.apply import Applied
@@ -72,15 +72,14 @@ def main(args: argparse.Namespace) -> int:
 def _summary(fix_id: str, applied: Applied) -> str:
     """``applied use-bf16 to train.py (original kept as train.py.diagnose-bak)``, naming the
     link too when the script was a symlink."""
-    from diagnose.userwrite import shown
 
     notes = []
     if os.path.islink(applied.named):
-        notes.append(f"the target of {shown(applied.named)}")
+        notes.append(f"the target of {one_line(applied.named)}")
     if applied.backup is not None:
-        notes.append(f"original kept as {shown(_relative(applied.backup))}")
+        notes.append(f"original kept as {one_line(_relative(applied.backup))}")
     extra = f" ({'; '.join(notes)})" if notes else ""
-    return f"applied {shown(fix_id)} to {shown(_relative(applied.path))}{extra}"
+    return f"applied {one_line(fix_id)} to {one_line(_relative(applied.path))}{extra}"
 
 
 def _relative(path: Path) -> Path:

@@ -30,6 +30,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from diagnose.safetext import strip_escapes
+
 MAX_LINES = 100_000
 MAX_LINE_CHARS = 4_000
 MAX_CHARS = 8_000_000  # of a log, read from its start: the first non-finite row is what counts
@@ -49,7 +51,6 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 _MAX_KEY = 40
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cpp|cc|cu|cuh|h|hpp|c)$")
 _WORDS = re.compile(r"[A-Za-z][\w./-]*")
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 _GRAD_NORM_KEYS = {
     "grad_norm",
@@ -175,7 +176,7 @@ def _lines(text: str) -> Iterable[str]:
 
 
 def _clean(line: str) -> str:
-    line = _ANSI.sub("", line)
+    line = strip_escapes(line)
     return line.replace("**", "").replace("`", "").strip()
 
 

@@ -20,7 +20,8 @@ from diagnose.errors import UsageError
 from diagnose.patches.endings import decode_source, restore_endings
 from diagnose.patches.target import locate_script
 from diagnose.report import Report
-from diagnose.userwrite import create_new_file, replace_user_file, shown
+from diagnose.safetext import one_line
+from diagnose.userwrite import create_new_file, replace_user_file
 
 BACKUP_SUFFIX = ".diagnose-bak"
 MAX_BACKUPS = 1000
@@ -70,17 +71,17 @@ def apply_with_backup(
     from diagnose.patches import make_patch
 
     if not any(f.id == fix_id for f in report.fixes):
-        known = ", ".join(shown(f.id) for f in report.fixes) or "none"
-        raise UsageError(f"the report has no fix {shown(fix_id)!r} (its fixes: {known})")
+        known = ", ".join(one_line(f.id) for f in report.fixes) or "none"
+        raise UsageError(f"the report has no fix {one_line(fix_id)!r} (its fixes: {known})")
     target = locate_script(report, report_dir=report_dir, script_path=script_path, force=force)
     original = target.file
     try:
         text = decode_source(original.data)
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{shown(target.named)}: not UTF-8 text (byte {exc.start})") from None
+        raise UsageError(f"{one_line(target.named)}: not UTF-8 text (byte {exc.start})") from None
     result = make_patch(fix_id, original.path, report, source=text)
     if result.new_source is None:
-        raise UsageError(f"{shown(fix_id)}: no patch to apply ({shown(result.note)})")
+        raise UsageError(f"{one_line(fix_id)}: no patch to apply ({one_line(result.note)})")
     if dry_run:
         return Applied(target.named, original.path, None, result.diff or "")
     data = restore_endings(original.data.decode("utf-8"), result.new_source).encode("utf-8")

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from diagnose.errors import UsageError
 from diagnose.report import Report
-from diagnose.userwrite import UserFile, read_user_file, resolve, shown
+from diagnose.safetext import one_line
+from diagnose.userwrite import UserFile, read_user_file, resolve
 
 FORCE_HINT = "--force patches it anyway"
 
@@ -62,7 +63,7 @@ def locate_script(
 def _from_report(report: Report, report_dir: str | Path | None, force: bool) -> Target:
     named = report.script.path
     if not named or "\x00" in named:
-        raise UsageError(f"the report names no usable script path ({shown(named)!r})")
+        raise UsageError(f"the report names no usable script path ({one_line(named)!r})")
     cwd = resolve(os.getcwd())
     home = resolve(report_dir) if report_dir is not None else None
     if Path(named).is_absolute():
@@ -95,12 +96,12 @@ def _from_report(report: Report, report_dir: str | Path | None, force: bool) -> 
         path, real = escaped[0]
         where = "the report's folder or the current folder" if home else "the current folder"
         raise UsageError(
-            f"{shown(path)}: resolves to {shown(real)}, outside {where}; "
+            f"{one_line(path)}: resolves to {one_line(real)}, outside {where}; "
             f"the report may name only its own script ({FORCE_HINT})"
         )
     looked = "the current folder" + (" and the report's folder" if home else "")
     raise UsageError(
-        f"{shown(named)}: the script of this report is not there "
+        f"{one_line(named)}: the script of this report is not there "
         f"(looked in {looked}); name it with --script"
     )
 
@@ -115,11 +116,11 @@ def _check_hash(report: Report, target: Target, force: bool) -> None:
         return
     if not report.script.sha256:
         raise UsageError(
-            f"{shown(target.named)}: the report has no hash of the script it was "
+            f"{one_line(target.named)}: the report has no hash of the script it was "
             f"made from, so it cannot tell whether the script changed since "
             f"({FORCE_HINT})"
         )
     raise UsageError(
-        f"{shown(target.named)}: changed since the report was made (its sha256 "
+        f"{one_line(target.named)}: changed since the report was made (its sha256 "
         f"differs); run diagnose again ({FORCE_HINT})"
     )

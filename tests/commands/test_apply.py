@@ -299,8 +299,8 @@ def test_a_script_path_that_is_not_a_regular_file_gets_one_line(tmp_path, kind):
     report = write_report(tmp_path / "report.json", "train.py", sha(SOURCE))
     result = run_cli("apply", str(report), "use-bf16", cwd=tmp_path, timeout=60)
     assert result.returncode == 2
-    what = "a named pipe" if kind == "fifo" else "a folder"
-    assert result.stderr.strip() == f"diagnose: error: train.py: is {what}, not a regular file"
+    what = "a FIFO" if kind == "fifo" else "a folder"
+    assert result.stderr.strip() == f"diagnose: error: train.py: not a regular file ({what})"
 
 
 def test_bad_input_gets_one_line(saved, tmp_path):
