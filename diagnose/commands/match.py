@@ -247,11 +247,12 @@ def _training_log_text(diagnosis: Any) -> str:
             f"  The loss scaler lowered its scale {diagnosis.scale_changes} time(s) "
             "after overflows."
         )
-    out += _ranked_text(
-        diagnosis,
-        "a log shows no producer",
-        "The log alone does not support a cause: the rows before it look steady.",
+    nothing = (
+        "The log alone does not support a cause: the rows before it look steady."
+        if len(diagnosis.before) >= 2
+        else "The log shows too few rows before it to read a trend from."
     )
+    out += _ranked_text(diagnosis, "a log shows no producer", nothing)
     out.append(
         "  To find the module, op and line where the first nan was born, run the "
         "script under the tracer:"

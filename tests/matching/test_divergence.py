@@ -101,3 +101,14 @@ def test_log_text_reaches_the_terminal_without_control_sequences():
     )
     assert out.returncode == 0
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+
+
+def test_a_log_with_one_row_before_the_nan_claims_no_trend(tmp_path):
+    # makemore's own output at --learning-rate 1e6: one logged row, then nan
+    log = tmp_path / "train.log"
+    log.write_text(
+        "step 0 | loss 3.5123 | step time 115.95ms\nstep 10 | loss nan | step time 208.85ms\n"
+    )
+    out = run_cli("match", str(log))
+    assert "too few rows before it to read a trend from" in out.stdout
+    assert "look steady" not in out.stdout
