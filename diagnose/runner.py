@@ -73,10 +73,12 @@ def check_script(path: str | Path) -> tuple[Path, str]:
         raise UsageError(f"{path}: no such script")
     if script.is_dir():
         raise UsageError(f"{path}: is a folder, not a Python script")
+    from diagnose.userfiles import SCRIPT_CAP, UserFileError, read_bytes
+
     try:
-        raw = script.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        raw = read_bytes(script, SCRIPT_CAP)  # a FIFO or a device is refused, never waited on
+    except UserFileError as exc:
+        raise UsageError(str(exc)) from None
     if b"\x00" in raw[:4096]:
         raise UsageError(f"{path}: not a Python script (binary file)")
     try:

@@ -26,6 +26,7 @@ LOG_TAIL = 8 * MiB  # the matcher reads the last 2M characters of a log
 STDIN_CAP = 256 * MiB
 RULES_CAP = 4 * MiB
 CONFIG_CAP = 4 * MiB
+SCRIPT_CAP = 32 * MiB  # a training script to run or patch; far beyond any real one
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),

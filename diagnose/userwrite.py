@@ -32,9 +32,9 @@ from pathlib import Path
 
 from diagnose.errors import UsageError
 from diagnose.safetext import one_line
-from diagnose.userfiles import kind_of
+from diagnose.userfiles import SCRIPT_CAP, kind_of
 
-MAX_BYTES = 32 * 1024 * 1024  # a script larger than this is not something a patch can help
+MAX_BYTES = SCRIPT_CAP  # a script larger than this is not something a patch can help
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)

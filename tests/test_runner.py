@@ -40,6 +40,17 @@ def test_folder_is_a_usage_error(tmp_path):
         check_script(tmp_path)
 
 
+def test_a_fifo_or_a_device_as_script_is_one_line_without_waiting(tmp_path):
+    import os
+
+    fifo = tmp_path / "train.py"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device")):
+        result = run_cli(str(path), timeout=60)
+        assert result.returncode == 2
+        assert result.stderr.strip() == f"diagnose: error: {path}: not a regular file ({kind})"
+
+
 def test_script_gets_its_own_argv_main_and_path(tmp_path):
     (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
     script = tmp_path / "train.py"
