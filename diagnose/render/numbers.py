@@ -5,26 +5,11 @@ from __future__ import annotations
 import math
 
 from diagnose.facts.heuristics import threshold
+from diagnose.formatting import num
 from diagnose.report import Event, Frame, Report, TensorStats
 from diagnose.safetext import one_line, safe
 
 __all__ = ["diverging_note", "flags", "num", "one_line", "safe", "stats_of", "where"]
-
-
-def num(x: float | None, digits: int = 2) -> str:
-    """Compact scientific-ish format: 6.3e+04 -> 6.3e4, inf, nan, '-' for unknown."""
-    if x is None:
-        return "-"
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e4:
-        return f"{float(f'{x:.{digits + 1}g}'):g}"
-    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
 
 
 def stats_of(frame: Frame, role: str) -> TensorStats | None:
