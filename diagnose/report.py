@@ -27,7 +27,7 @@ from diagnose.safetext import json_text
 
 REPORT_VERSION = 1
 
-Status = Literal["clean", "nonfinite", "exception", "interrupted"]
+Status = Literal["clean", "nonfinite", "exception", "interrupted", "silent"]
 Phase = Literal["input", "forward", "loss", "backward", "optimizer"]
 
 
@@ -318,6 +318,99 @@ class RankSummary(_Model):
     primary: bool = Field(False, description="True for the rank where the event was born.")
 
 
+class LossInput(_Model):
+    """What one loss function was given, from the calls the learning watch looked at."""
+
+    function: str = Field(description='The torch.nn.functional loss, e.g. "cross_entropy".')
+    calls: int = Field(0, description="Calls seen over the run.")
+    classes: int | None = Field(None, description="Size of the class axis (dim 1 or 0).")
+    input_shape: list[int] = Field(default_factory=list)
+    target_shape: list[int] = Field(default_factory=list)
+    producer: str | None = Field(
+        None, description='The op that made the input, when telling: "softmax", "sigmoid".'
+    )
+    probabilities: bool = Field(
+        False, description="Every looked-at input lay in [0, 1] with rows summing to 1."
+    )
+    broadcast: bool = Field(
+        False, description="Input and target shapes differed and were broadcast together."
+    )
+    broadcast_shape: list[int] = Field(
+        default_factory=list, description="The shape both were broadcast to."
+    )
+    location: Location | None = Field(None, description="The user's line that called the loss.")
+
+
+class ModuleNote(_Model):
+    """A module the learning evidence is about."""
+
+    name: str
+    type: str
+    parameters: int = Field(0, description="Trainable elements it holds.")
+    container: str | None = Field(
+        None, description='Where the model keeps it when not registered: "Net.layers (a list)".'
+    )
+
+
+class Learning(_Model):
+    """Whether training could learn: what the learning watch saw besides inf/nan.
+
+    Counts are over the whole run; the checks that cost a host read ran on the first steps and
+    then on sampled ones (``*_checked`` say how many).
+    """
+
+    backward_passes: int = 0
+    optimizer_steps: int = 0
+    optimizers: int = Field(0, description="torch.optim optimizers constructed.")
+    clear_checked: int = Field(0, description="Optimizer steps checked for cleared gradients.")
+    uncleared: int = Field(
+        0, description="Checked steps taken on gradients not cleared since the step before."
+    )
+    mode_checked: int = Field(0, description="Backward passes checked for the model's mode.")
+    eval_mode: int = Field(
+        0,
+        description="Checked backward passes whose model (with dropout or batch norm) was in "
+        "eval mode.",
+    )
+    eval_modules: list[str] = Field(default_factory=list)
+    grads_checked: int = Field(0, description="Optimizer steps checked for missing gradients.")
+    optimized_elements: int = Field(0, description="Trainable elements the optimizers hold.")
+    not_in_optimizer: list[ModuleNote] = Field(
+        default_factory=list,
+        description="Modules whose parameters received gradients but no optimizer holds them.",
+    )
+    unregistered: list[ModuleNote] = Field(
+        default_factory=list,
+        description="Modules called in forward whose parameters are not registered on the "
+        "model and that no optimizer holds.",
+    )
+    no_gradient: list[ModuleNote] = Field(
+        default_factory=list,
+        description="Modules that ran in forward whose parameters, held by an optimizer, "
+        "never received a gradient on a checked step.",
+    )
+    no_grad_modules: list[str] = Field(
+        default_factory=list,
+        description="Modules with trainable parameters that ran with gradients disabled "
+        "inside a training forward.",
+    )
+    losses: list[LossInput] = Field(default_factory=list)
+    input_module: str | None = Field(None, description="The first layer whose input was read.")
+    input_mean: float | None = None
+    input_std: float | None = None
+    input_min: float | None = None
+    input_max: float | None = None
+    weight_change: float | None = Field(
+        None,
+        description="Relative change of the sampled weights from the first step to the last "
+        "checked one (||w - w0|| / ||w0||).",
+    )
+    loss_series: list[float] = Field(
+        default_factory=list,
+        description="The loss at backward passes, when the run took no optimizer step.",
+    )
+
+
 class Report(_Model):
     version: int = REPORT_VERSION
     status: Status
@@ -342,6 +435,9 @@ class Report(_Model):
     )
     history_note: HistoryNote | None = Field(
         None, description="Set when the history summarises part of a long run."
+    )
+    learning: Learning | None = Field(
+        None, description="What the run showed about whether it could learn (beyond inf/nan)."
     )
 
     @property

@@ -169,6 +169,7 @@ def enrich(report: Report, path: str | Path, options: RunOptions) -> Report:
 
 
 def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -> Report:
+    from diagnose.learning.watch import LearningWatch
     from diagnose.tracer import NonFiniteDetected, NonFiniteStop, Tracer
 
     saved_argv, saved_path = sys.argv[:], sys.path[:]
@@ -181,13 +182,14 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         detail_every=options.detail_every,
         stop_with=NonFiniteStop,
     )
+    learning = LearningWatch()
     remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
     stopped: str | None = None  # what interrupted the run
     signals = SignalWatch()
     hard_exit = HardExitGuard(lambda code: _on_hard_exit(tracer, code, script, info, options))
     try:
-        with signals, hard_exit, tracer:
+        with signals, hard_exit, tracer, learning:
             # After the tracer's own step hooks: the last step is recorded before the stop.
             remove_limit = _install_step_limit(options.max_steps)
             if options.on_tracer is not None:
@@ -209,6 +211,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         sys.argv, sys.path[:] = saved_argv, saved_path
 
     report = tracer.report()
+    report.learning = learning.evidence()
     if outcome is not None and report.status != "nonfinite":
         report.status = "exception"
         report.event = _exception_event(outcome, script)

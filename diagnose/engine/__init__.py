@@ -17,6 +17,7 @@ from diagnose.engine.conditions import OPERATORS, evaluate
 from diagnose.engine.loader import FixInfo, LoadProblem, Rule, load_fixes, load_rules, rule_schema
 from diagnose.engine.ranking import combine, rank, rule_confidence
 from diagnose.facts import detect_symptoms, extract_facts
+from diagnose.learning.findings import is_broken
 from diagnose.report import Report
 
 __all__ = [
@@ -55,11 +56,18 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
     warnings += [f"rules: {problem}" for problem in problems]
     timeouts: list[str] = []
     # A run that saw nothing wrong before it ended (or was stopped) has nothing to fix.
-    quiet = report.status == "clean" or (report.status == "interrupted" and report.event is None)
+    # A finite run's symptoms are about not learning: ranked, and the run broken when sure.
+    quiet = (report.status == "clean" and not symptoms) or (
+        report.status == "interrupted" and report.event is None
+    )
     fixes = [] if quiet else rank(rules, facts, symptoms, catalogue, timeouts)
     warnings += [f"rules: {line}" for line in timeouts]
+    status = report.status
+    if status == "clean" and is_broken(symptoms):
+        status = "silent"
     return report.model_copy(
         update={
+            "status": status,
             "facts": facts,
             "symptoms": symptoms,
             "fixes": fixes,

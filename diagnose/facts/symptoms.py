@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from diagnose.facts.extract import Facts
 from diagnose.facts.heuristics import DTYPE_MAX, DTYPE_SHORT, threshold
+from diagnose.learning.findings import TITLES as LEARNING_TITLES
+from diagnose.learning.findings import detect_learning_symptoms
 from diagnose.report import Report, Symptom
 
 TITLES: dict[str, str] = {
@@ -37,6 +39,7 @@ TITLES: dict[str, str] = {
     "bad-initialization": "bad initialisation",
     "script-exception": "the script raised an exception",
 }
+TITLES.update(LEARNING_TITLES)
 
 
 def fmt(x: float | None) -> str:
@@ -620,7 +623,7 @@ def detect_symptoms(facts: Facts, report: Report) -> tuple[list[Symptom], list[s
     if facts.get("event.kind") == "exception":
         detectors = [script_exception] + (OP_DETECTORS if facts.get("event.anomaly") else [])
     elif facts.get("event.kind") != "nonfinite":
-        detectors = []
+        return detect_learning_symptoms(report), warnings
     for detector in detectors:
         try:
             symptom = detector(facts, report)

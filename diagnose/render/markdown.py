@@ -5,6 +5,7 @@ from __future__ import annotations
 from diagnose.render.numbers import (
     diverging_note,
     flags,
+    learning_note,
     num,
     safe,
     stats_of,
@@ -27,7 +28,11 @@ def render_markdown(report: Report) -> str:
     out: list[str] = [f"# diagnose report: `{_cell(report.script.path)}`", ""]
     event = report.event
     stopped = stopped_note(report)
-    if report.status == "interrupted" and event is None:
+    learned = learning_note(report)
+    if learned is not None and learned.broken:
+        out.append(f"**{_cell(learned.headline[0].upper() + learned.headline[1:])}**")
+        out += ["", f"- {_cell(learned.evidence)}", f"- {_cell(learned.basis)}"]
+    elif report.status == "interrupted" and event is None:
         out.append(
             f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
             f"seen in {report.steps_recorded} optimizer steps before it stopped."
@@ -40,6 +45,8 @@ def render_markdown(report: Report) -> str:
         note = diverging_note(report)
         if note:
             out.append(f"\nBut {_cell(note)}.")
+        if learned:
+            out.append(f"\nBut {_cell(learned.headline)}.")
     elif event.kind == "exception":
         out.append(
             f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "

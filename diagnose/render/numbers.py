@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from diagnose.facts.heuristics import threshold
 from diagnose.formatting import num
+from diagnose.learning.findings import TITLES as LEARNING_TITLES
 from diagnose.report import Event, Frame, Report, TensorStats
 from diagnose.safetext import one_line, safe
 
-__all__ = ["diverging_note", "flags", "num", "one_line", "safe", "stats_of", "where"]
+__all__ = [
+    "diverging_note",
+    "flags",
+    "learning_note",
+    "num",
+    "one_line",
+    "safe",
+    "stats_of",
+    "where",
+]
 
 
 def stats_of(frame: Frame, role: str) -> TensorStats | None:
@@ -78,3 +89,37 @@ def stopped_note(report: Report) -> str | None:
     if stopped is None:
         return None
     return (stopped.message.splitlines() or [stopped.cause])[0]  # the verdict is one line
+
+
+@dataclass
+class LearningNote:
+    """What a finite run showed about learning, for the verdict (raw text: callers escape)."""
+
+    broken: bool
+    headline: str
+    evidence: str
+    basis: str
+
+
+def learning_note(report: Report) -> LearningNote | None:
+    """For a finite run with symptoms of not learning: its headline and what it rests on."""
+    if report.status not in ("clean", "silent"):
+        return None
+    found = [s for s in report.symptoms if s.id in LEARNING_TITLES]
+    if not found:
+        return None
+    top = found[0]
+    title = top.title or LEARNING_TITLES[top.id]
+    broken = report.status == "silent"
+    headline = (
+        f"the run stayed finite, but {title[0].lower()}{title[1:]}"
+        if broken
+        else f"{title} (a weak sign: confidence {top.confidence:.2f})"
+    )
+    learning = report.learning
+    steps = learning.optimizer_steps if learning else report.steps_recorded
+    passes = f" and {learning.backward_passes} backward passes" if learning else ""
+    basis = f"judged at the end of the run, on {steps} optimizer steps{passes}"
+    if learning and learning.optimizer_steps == 0 and learning.backward_passes:
+        basis = f"judged at the end of the run, on {learning.backward_passes} backward passes"
+    return LearningNote(broken, headline, top.evidence[0] if top.evidence else "", basis)

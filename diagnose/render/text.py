@@ -8,6 +8,7 @@ import textwrap
 from diagnose.render.numbers import (
     diverging_note,
     flags,
+    learning_note,
     num,
     one_line,
     safe,
@@ -85,6 +86,13 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     script = safe(report.script.path)
     event = report.event
     stopped = stopped_note(report)
+    learned = learning_note(report)
+    if learned is not None and learned.broken:
+        return [
+            s.red(f"diagnose: {script}: {safe(learned.headline)}"),
+            f"  {safe(learned.evidence)}",
+            f"  {safe(learned.basis)}",
+        ]
     if report.status == "interrupted" and event is None:
         steps = report.steps_recorded
         lines = [
@@ -101,7 +109,8 @@ def _verdict(report: Report, s: _Style) -> list[str]:
             + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
         ]
         note = diverging_note(report)
-        return lines + ([s.yellow(f"  but {note}")] if note else [])
+        lines += [s.yellow(f"  but {note}")] if note else []
+        return lines + ([s.yellow(f"  but {safe(learned.headline)}")] if learned else [])
     if event.kind == "exception":
         head = s.red(
             f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}"

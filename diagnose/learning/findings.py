@@ -1,0 +1,361 @@
+"""From a finite run's ``Learning`` evidence and step history to symptoms, each with its why.
+
+Two kinds of finding. Structural ones are certain after a few steps (a step never taken,
+gradients never cleared, parameters no optimizer holds, a graph cut, probabilities fed to a
+loss that takes logits): they hold at any run length. Curve ones read the loss and lr history
+(loss at the chance level, a loss that does not move, an lr schedule that falls to nothing):
+they need a run long enough to show a trend, and their confidence grows with its length.
+A structural finding explains a flat loss, so the curve findings that would only restate it
+are not made beside one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from diagnose.formatting import num
+from diagnose.report import Learning, ModuleNote, Report, Symptom
+
+BROKEN = 0.8  # a finding at least this confident calls the run broken
+MIN_CURVE = 30  # loss points before a curve finding is made
+FULL_CURVE = 150  # loss points at which a curve finding gets its full confidence
+
+TITLES = {
+    "gradients-never-cleared": "Gradients are never cleared between optimizer steps",
+    "backward-without-step": "Backward runs but the optimizer never steps",
+    "parameters-not-in-optimizer": "Parameters get gradients but no optimizer holds them",
+    "unregistered-submodules": "Layers kept in a plain list or dict are not trained",
+    "gradient-flow-cut": "The gradient never reaches some trained parameters",
+    "probabilities-into-logit-loss": "The loss is given probabilities where it expects logits",
+    "target-shape-broadcast": "The loss broadcasts a target of another shape",
+    "model-in-eval-mode": "The model trains in eval mode",
+    "lr-schedule-collapse": "The lr schedule falls to almost nothing early in the run",
+    "lr-too-low": "The learning rate is too low to move the weights",
+    "loss-at-chance": "The loss stays at the chance level",
+    "unnormalized-inputs": "The model's inputs are far from normalised",
+}
+
+Detector = Callable[[Learning, Report], Symptom | None]
+
+
+def detect_learning_symptoms(report: Report) -> list[Symptom]:
+    """The symptoms a finite run shows about not learning; empty for a run that learns."""
+    learning = report.learning
+    if learning is None or report.status not in ("clean", "silent"):
+        return []
+    found = [s for detect in STRUCTURAL if (s := detect(learning, report)) is not None]
+    found += [s for detect in CURVE_INDEPENDENT if (s := detect(learning, report)) is not None]
+    if not found:  # a cause found above explains a flat loss: no restating it
+        found = [s for detect in CURVE_CONSEQUENCES if (s := detect(learning, report)) is not None]
+    for symptom in found:
+        symptom.title = TITLES[symptom.id]
+    return sorted(found, key=lambda s: -s.confidence)
+
+
+def is_broken(symptoms: list[Symptom]) -> bool:
+    return any(s.id in TITLES and s.confidence >= BROKEN for s in symptoms)
+
+
+# -- structural ----------------------------------------------------------------------------
+
+
+def never_cleared(learning: Learning, report: Report) -> Symptom | None:
+    if learning.clear_checked < 2 or learning.uncleared < learning.clear_checked:
+        return None
+    evidence = [
+        f"no zero_grad() (and no other clearing) between any of the {learning.clear_checked} "
+        "optimizer steps checked: each step adds every earlier batch's gradient again"
+    ]
+    growth = _grad_growth(report)
+    if growth is not None:
+        evidence.append(growth)
+    return Symptom(id="gradients-never-cleared", confidence=0.9, evidence=evidence)
+
+
+def without_step(learning: Learning, report: Report) -> Symptom | None:
+    if learning.optimizers == 0 or learning.optimizer_steps > 0 or learning.backward_passes < 3:
+        return None
+    return Symptom(
+        id="backward-without-step",
+        confidence=0.95,
+        evidence=[
+            f"{learning.backward_passes} backward passes, 0 optimizer steps: the "
+            f"{_plural(learning.optimizers, 'optimizer')} built never changed a weight"
+        ],
+    )
+
+
+def not_in_optimizer(learning: Learning, report: Report) -> Symptom | None:
+    if not learning.not_in_optimizer or learning.optimizer_steps == 0:
+        return None
+    return Symptom(
+        id="parameters-not-in-optimizer",
+        confidence=0.85,
+        evidence=[
+            f"{_modules(learning.not_in_optimizer)} received gradients on every checked step "
+            "but no optimizer holds their parameters, so they never change (parameters frozen "
+            "on purpose have requires_grad=False and get no gradient)"
+        ],
+    )
+
+
+def unregistered(learning: Learning, report: Report) -> Symptom | None:
+    if not learning.unregistered:
+        return None
+    notes = learning.unregistered
+    kept = sorted({n.container for n in notes if n.container})
+    where = f", kept in {', '.join(kept)}" if kept else ""
+    return Symptom(
+        id="unregistered-submodules",
+        confidence=0.9,
+        evidence=[
+            f"{_modules(notes)} ran in forward{where}, but are not registered on the model: "
+            "their parameters are not in model.parameters(), so no optimizer holds them and "
+            "they never learn (nor move with .to() or save in state_dict)"
+        ],
+    )
+
+
+def graph_cut(learning: Learning, report: Report) -> Symptom | None:
+    if learning.no_grad_modules:
+        return Symptom(
+            id="gradient-flow-cut",
+            confidence=0.85,
+            evidence=[
+                f"{', '.join(learning.no_grad_modules[:5])} ran with gradients disabled "
+                "(torch.no_grad()) inside the training forward, though an optimizer holds "
+                "their parameters: they never receive a gradient"
+            ],
+        )
+    if not learning.no_gradient or not learning.optimized_elements:
+        return None
+    cut = sum(n.parameters for n in learning.no_gradient)
+    share = cut / learning.optimized_elements
+    if share < 0.1:
+        return None
+    return Symptom(
+        id="gradient-flow-cut",
+        confidence=0.85 if share >= 0.5 else 0.6,
+        evidence=[
+            f"{_modules(learning.no_gradient)} ran in every checked forward but their "
+            f"parameters ({share:.0%} of what the optimizers hold) never received a gradient: "
+            "their output reaches the loss only through .detach(), .data, a no_grad block or "
+            "a conversion that leaves the graph"
+        ],
+    )
+
+
+def probabilities_into_logits(learning: Learning, report: Report) -> Symptom | None:
+    for loss in learning.losses:
+        made_by = loss.producer in ("softmax", "sigmoid")
+        if not made_by:
+            continue
+        source = f"the output of {loss.producer}"
+        expects = "log-probabilities" if loss.function == "nll_loss" else "raw logits"
+        return Symptom(
+            id="probabilities-into-logit-loss",
+            confidence=0.9,
+            evidence=[
+                f"{loss.function} was given {source}{_at(loss.location)}, but it expects "
+                f"{expects} and applies the (log-)softmax itself: the gradients are squashed "
+                "and the loss can barely fall"
+            ],
+        )
+    return None
+
+
+def target_broadcast(learning: Learning, report: Report) -> Symptom | None:
+    for loss in learning.losses:
+        if loss.broadcast:
+            return Symptom(
+                id="target-shape-broadcast",
+                confidence=0.9,
+                evidence=[
+                    f"{loss.function}'s input of shape {tuple(loss.input_shape)} was broadcast "
+                    f"to {tuple(loss.broadcast_shape)} against a target of another shape"
+                    f"{_at(loss.location)}: every prediction is compared with every target, "
+                    "so the loss cannot fit them"
+                ],
+            )
+    return None
+
+
+def eval_mode(learning: Learning, report: Report) -> Symptom | None:
+    if learning.mode_checked < 3 or learning.eval_mode < learning.mode_checked:
+        return None
+    names = ", ".join(learning.eval_modules[:3])
+    return Symptom(
+        id="model-in-eval-mode",
+        confidence=0.85,
+        evidence=[
+            f"{names} was in eval mode on all {learning.mode_checked} training passes checked: "
+            "dropout is off and batch norm uses (and never updates) its running statistics"
+        ],
+    )
+
+
+# -- curves --------------------------------------------------------------------------------
+
+
+def schedule_collapse(learning: Learning, report: Report) -> Symptom | None:
+    lrs = [row.lr for row in report.history if row.lr is not None]
+    if len(lrs) < 10:
+        return None
+    top = max(range(len(lrs)), key=lambda i: lrs[i])
+    peak = lrs[top]
+    if peak <= 0:
+        return None
+    low = next((i for i in range(top, len(lrs)) if lrs[i] <= peak * 1e-4), None)
+    if low is None or low > len(lrs) // 2 or max(lrs[low:]) > peak * 1e-3:
+        return None
+    return Symptom(
+        id="lr-schedule-collapse",
+        confidence=_by_length(0.85, len(lrs)),
+        evidence=[
+            f"the lr fell from {num(peak)} to {num(lrs[low])} by step {low} of {len(lrs)} and "
+            f"stayed there (last {num(lrs[-1])}): most of the run trained with no step size "
+            "(a scheduler stepped per batch where it meant per epoch, or a too-short period)"
+        ],
+    )
+
+
+def unnormalized(learning: Learning, report: Report) -> Symptom | None:
+    if learning.input_mean is None or learning.input_std is None:
+        return None
+    spread = max(abs(learning.input_mean), learning.input_std)
+    if spread < 20:
+        return None
+    ratio = _loss_ratio(learning, report)
+    if ratio is None:
+        return None
+    base = 0.85 if ratio > 0.9 else 0.6 if ratio > 0.5 else 0.4
+    return Symptom(
+        id="unnormalized-inputs",
+        confidence=_by_length(base, len(_curve(learning, report))),
+        evidence=[
+            f"the input of {learning.input_module} has mean {num(learning.input_mean)}, std "
+            f"{num(learning.input_std)} and range [{num(learning.input_min)}, "
+            f"{num(learning.input_max)}] (raw values, e.g. 0-255 pixels); the loss went "
+            f"only to {ratio:.0%} of where it started"
+        ],
+    )
+
+
+def at_chance(learning: Learning, report: Report) -> Symptom | None:
+    classes = next((x.classes for x in learning.losses if x.classes and x.classes >= 2), None)
+    curve = _curve(learning, report)
+    if classes is None or len(curve) < MIN_CURVE:
+        return None
+    chance = math.log(classes)
+    tail = curve[-max(5, len(curve) // 4) :]
+    if min(_smoothed(curve)) < 0.85 * chance or sum(tail) / len(tail) < 0.9 * chance:
+        return None
+    if learning.weight_change is not None and learning.weight_change < 1e-4:
+        return None  # the weights did not move: that is lr-too-low's story
+    return Symptom(
+        id="loss-at-chance",
+        confidence=_by_length(0.85, len(curve)),
+        evidence=[
+            f"the loss stayed at {num(sum(tail) / len(tail))} over the last {len(tail)} of "
+            f"{len(curve)} steps, the chance level ln({classes}) = {num(chance)}, while the "
+            f"weights moved {_moved(learning)}: the model cannot find any relation between "
+            "inputs and labels"
+        ],
+    )
+
+
+def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
+    change = learning.weight_change
+    curve = _curve(learning, report)
+    if change is None or change >= 1e-4 or len(curve) < MIN_CURVE:
+        return None
+    ratio = _loss_ratio(learning, report)
+    if ratio is None or ratio < 0.97:
+        return None
+    lrs = [row.lr for row in report.history if row.lr is not None]
+    lr = f" at lr {num(lrs[0])}" if lrs else ""
+    return Symptom(
+        id="lr-too-low",
+        confidence=_by_length(0.85, len(curve)),
+        evidence=[
+            f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
+            f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
+        ],
+    )
+
+
+STRUCTURAL: list[Detector] = [
+    without_step,
+    never_cleared,
+    unregistered,
+    not_in_optimizer,
+    graph_cut,
+    probabilities_into_logits,
+    target_broadcast,
+    eval_mode,
+]
+CURVE_INDEPENDENT: list[Detector] = [schedule_collapse]
+CURVE_CONSEQUENCES: list[Detector] = [at_chance, lr_too_low, unnormalized]
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _curve(learning: Learning, report: Report) -> list[float]:
+    losses = [row.loss for row in report.history if row.loss is not None and row.summary is None]
+    if not losses:
+        losses = learning.loss_series
+    return [x for x in losses if math.isfinite(x)]
+
+
+def _loss_ratio(learning: Learning, report: Report) -> float | None:
+    curve = _curve(learning, report)
+    if len(curve) < MIN_CURVE:
+        return None
+    span = max(3, len(curve) // 10)
+    head, tail = sum(curve[:span]) / span, sum(curve[-span:]) / span
+    if head <= 0:
+        return None
+    return tail / head
+
+
+def _smoothed(curve: list[float]) -> list[float]:
+    """Means over windows of a tenth of the run: a batch's noise is not a trend."""
+    width = max(3, len(curve) // 10)
+    return [sum(curve[i : i + width]) / width for i in range(0, len(curve) - width + 1, width)]
+
+
+def _by_length(confidence: float, points: int) -> float:
+    """A short run shows a trend less surely than a long one."""
+    if points >= FULL_CURVE:
+        return confidence
+    return round(confidence * (0.7 + 0.3 * points / FULL_CURVE), 2)
+
+
+def _grad_growth(report: Report) -> str | None:
+    norms = [r.grad_norm for r in report.history if r.grad_norm is not None and r.grad_norm > 0]
+    if len(norms) < 4 or norms[-1] < 2 * norms[0]:
+        return None
+    return f"the gradient norm grew from {num(norms[0])} to {num(norms[-1])} over the run"
+
+
+def _modules(notes: list[ModuleNote]) -> str:
+    names = ", ".join(n.name for n in notes[:4])
+    more = f" and {len(notes) - 4} more" if len(notes) > 4 else ""
+    total = sum(n.parameters for n in notes)
+    return f"{names}{more} ({total:,} parameters)"
+
+
+def _moved(learning: Learning) -> str:
+    change = learning.weight_change
+    return "normally" if change is None else f"{num(change)} of their size"
+
+
+def _at(location: object) -> str:
+    file = getattr(location, "file", None)
+    return f" at {file}:{location.line}" if file else ""  # type: ignore[attr-defined]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

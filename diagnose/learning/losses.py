@@ -1,0 +1,153 @@
+"""What the losses were given, read from the autograd graph the backward is about to run.
+
+At a sampled backward the loss's graph is walked a few nodes deep to its loss nodes
+(``NllLossBackward0``, ``MseLossBackward0``, ...), whose saved tensors and inputs say what the
+loss was given: probabilities from a softmax or sigmoid where logits belong, an input that
+was broadcast against a target of another shape, how many classes. Reading the graph needs
+no wrapper around the loss functions, so the script's warnings keep their own lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from diagnose.report import LossInput
+
+_LOOK_FIRST = 4
+_LOOK_EVERY = 64
+_WALK = 64  # graph nodes visited from the loss looking for loss nodes
+_CLASS = {"NllLossBackward0": "nll_loss", "NllLoss2DBackward0": "nll_loss"}
+_REGRESSION = {
+    "MseLossBackward0": "mse_loss",
+    "L1LossBackward0": "l1_loss",
+    "SmoothL1LossBackward0": "smooth_l1_loss",
+    "HuberLossBackward0": "huber_loss",
+}
+_LOGITS = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits"}
+_PRODUCERS = {"SoftmaxBackward0": "softmax", "SigmoidBackward0": "sigmoid"}
+_VIEWS = (
+    "ViewBackward0",
+    "ReshapeAliasBackward0",
+    "UnsafeViewBackward0",
+    "PermuteBackward0",
+    "TransposeBackward0",
+    "SqueezeBackward0",
+    "SqueezeBackward1",
+    "UnsqueezeBackward0",
+    "CloneBackward0",
+    "ToCopyBackward0",
+    "SelectBackward0",
+    "SliceBackward0",
+)
+
+
+class LossWatch:
+    """One ``LossInput`` per loss function found in the graphs looked at."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, LossInput] = {}
+        self._passes = 0
+
+    def before_backward(self, loss: Any) -> None:
+        self._passes += 1
+        if self._passes > _LOOK_FIRST and self._passes % _LOOK_EVERY:
+            return
+        root = getattr(loss, "grad_fn", None)
+        for node in _loss_nodes(root):
+            self._read(node)
+
+    def inputs(self) -> list[LossInput]:
+        return [entry.model_copy(deep=True) for entry in self._seen.values()]
+
+    def _entry(self, function: str) -> LossInput:
+        entry = self._seen.get(function)
+        if entry is None:
+            entry = self._seen[function] = LossInput(function=function)
+        entry.calls += 1
+        return entry
+
+    def _read(self, node: Any) -> None:
+        kind = type(node).__name__
+        if kind in _CLASS:
+            self._class_loss(node)
+        elif kind in _REGRESSION:
+            self._regression_loss(_REGRESSION[kind], node)
+        elif kind in _LOGITS:
+            entry = self._entry(_LOGITS[kind])
+            entry.input_shape = _shape(node, "_saved_self")
+            entry.target_shape = _shape(node, "_saved_target")
+            entry.producer = entry.producer or _producer(_input(node))
+
+    def _class_loss(self, node: Any) -> None:
+        source = _input(node)
+        via_log_softmax = type(source).__name__ == "LogSoftmaxBackward0"
+        entry = self._entry("cross_entropy" if via_log_softmax else "nll_loss")
+        shape = _shape(node, "_saved_self")
+        entry.input_shape = shape
+        entry.target_shape = _shape(node, "_saved_target")
+        if shape:
+            entry.classes = shape[1] if len(shape) >= 2 else shape[0]
+        made_by = _producer(_input(source) if via_log_softmax else source)
+        entry.producer = entry.producer or made_by
+        entry.probabilities = entry.probabilities or made_by is not None
+
+    def _regression_loss(self, function: str, node: Any) -> None:
+        entry = self._entry(function)
+        source = _input(node)
+        expanded = _shape(node, "_saved_self")
+        entry.target_shape = _shape(node, "_saved_target")
+        if type(source).__name__ == "ExpandBackward0":
+            sizes = getattr(source, "_saved_self_sym_sizes", None)
+            original = [int(s) for s in sizes] if sizes is not None else expanded
+            if original != expanded:
+                entry.broadcast = True
+                entry.input_shape = original
+                entry.broadcast_shape = expanded
+                return
+        entry.input_shape = expanded
+
+
+def _loss_nodes(root: Any) -> list[Any]:
+    """Loss nodes near the top of the graph: under sums, means and scalings of losses."""
+    found, stack, seen = [], [root], 0
+    while stack and seen < _WALK:
+        node = stack.pop()
+        if node is None:
+            continue
+        seen += 1
+        kind = type(node).__name__
+        if kind in _CLASS or kind in _REGRESSION or kind in _LOGITS:
+            found.append(node)
+            continue
+        stack.extend(n for n, _ in getattr(node, "next_functions", ()))
+    return found
+
+
+def _input(node: Any) -> Any:
+    """The node that made the loss node's first input."""
+    nexts = getattr(node, "next_functions", ())
+    return nexts[0][0] if nexts else None
+
+
+def _producer(node: Any) -> str | None:
+    """softmax/sigmoid when one made the input, looking through views and copies."""
+    for _ in range(4):
+        if node is None:
+            return None
+        kind = type(node).__name__
+        if kind in _PRODUCERS:
+            return _PRODUCERS[kind]
+        if kind not in _VIEWS:
+            return None
+        node = _input(node)
+    return None
+
+
+def _shape(node: Any, name: str) -> list[int]:
+    try:
+        value = getattr(node, name)
+    except RuntimeError:  # freed by an earlier backward(retain_graph=False)
+        return []
+    return list(value.shape) if isinstance(value, torch.Tensor) else []

@@ -1,0 +1,206 @@
+"""``LearningWatch``: entered beside the tracer, it gathers ``report.Learning`` as the run goes.
+
+Like the config capture it chains reversible wrappers onto torch (``torch.autograd.backward``,
+``Optimizer.__init__`` / ``zero_grad``, ``Module.zero_grad``) and uses
+torch's global hook registries; nothing is put on the user's objects, and every wrapper is a
+pass-through once the watch exits. Its per-step cost is a few counters; the checks that read
+a value from the device run on the first passes and then on sampled ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn.modules import module as module_hooks
+from torch.optim import optimizer as optim_hooks
+
+from diagnose.capture.patching import ErrorLog, Patcher
+from diagnose.learning.clearing import ClearingWatch
+from diagnose.learning.coverage import Coverage, WeightMotion, held_ids
+from diagnose.learning.losses import LossWatch
+from diagnose.learning.modules import ModuleWatch
+from diagnose.report import Learning
+
+TRACKED_PASSES = 3  # backward passes the module hooks stay on for
+_SAMPLE_EVERY = 16
+_SERIES = 512  # loss points kept for a run without optimizer steps
+
+
+class LearningWatch:
+    """Gathers whether the run can learn; ``evidence()`` is the ``Learning`` of the run so far."""
+
+    def __init__(self) -> None:
+        self.errors = ErrorLog()
+        self._patcher = Patcher(self.errors)
+        self._stack = contextlib.ExitStack()
+        self._optimizers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._constructed = 0
+        self._backward = 0
+        self._steps = 0
+        self._modules = ModuleWatch()
+        self._clearing = ClearingWatch()
+        self._coverage = Coverage()
+        self._motion = WeightMotion()
+        self._losses = LossWatch()
+        self._mode_checked = 0
+        self._eval = 0
+        self._eval_modules: list[str] = []
+        self._series: list[float] = []
+        self._stride = 1
+        self._module_hooks_on = False
+
+    # -- install / uninstall ---------------------------------------------------------------
+
+    def __enter__(self) -> LearningWatch:
+        patcher = self._patcher
+        patcher.wrap(torch.autograd, "backward", before=self._guarded(self._before_backward))
+        patcher.wrap(torch.optim.Optimizer, "__init__", after=self._constructed_optimizer)
+        patcher.wrap(torch.optim.Optimizer, "zero_grad", before=self._optimizer_zero_grad)
+        patcher.wrap(
+            nn.Module, "zero_grad", before=lambda *a, **k: self._clearing.module_zero_grad()
+        )
+        self._stack.callback(patcher.restore_all)
+        pre = optim_hooks.register_optimizer_step_pre_hook(self._guarded(self._before_step))
+        post = optim_hooks.register_optimizer_step_post_hook(self._guarded(self._after_step))
+        self._stack.callback(pre.remove)
+        self._stack.callback(post.remove)
+        self._module_hooks(on=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._module_hooks(on=False)
+        self._stack.close()
+
+    def _module_hooks(self, on: bool) -> None:
+        if on == self._module_hooks_on:
+            return
+        self._module_hooks_on = on
+        if on:
+            self._pre = module_hooks.register_module_forward_pre_hook(
+                self._guarded(self._modules.pre)
+            )
+            self._post = module_hooks.register_module_forward_hook(
+                self._guarded(self._modules.post), always_call=True
+            )
+        else:
+            self._pre.remove()
+            self._post.remove()
+
+    def _guarded(self, hook: Any) -> Any:
+        """A hook whose own failure is noted for the report, never raised into the script."""
+        errors = self.errors
+
+        def guarded(*args: Any, **kwargs: Any) -> None:
+            try:
+                hook(*args, **kwargs)
+            except Exception as exc:
+                errors.record(getattr(hook, "__name__", "learning watch"), exc)
+
+        return guarded
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _constructed_optimizer(
+        self, result: Any, optimizer: Any, *args: Any, **kwargs: Any
+    ) -> None:
+        self._constructed += 1
+        self._optimizers.add(optimizer)
+
+    def _optimizer_zero_grad(self, optimizer: Any, *args: Any, **kwargs: Any) -> None:
+        self._clearing.zero_grad(optimizer)
+
+    def _before_backward(self, tensors: Any, *args: Any, **kwargs: Any) -> None:
+        self._backward += 1
+        optimizers = list(self._optimizers)
+        if self._module_hooks_on:
+            self._modules.end_pass()
+            if self._backward >= 2 * TRACKED_PASSES or self._steps >= TRACKED_PASSES:
+                self._module_hooks(on=False)
+        loss = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors or ()), None)
+        self._losses.before_backward(loss)
+        self._clearing.before_backward(optimizers)
+        self._check_mode(optimizers)
+        if not self._constructed:
+            self._without_optimizer(loss)
+
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._optimizers.add(optimizer)
+        self._clearing.before_step(optimizer)
+        optimizers = list(self._optimizers)
+        if self._steps < TRACKED_PASSES:
+            self._coverage.check(optimizers, self._modules)
+        if not self._motion.started:
+            self._motion.start([p for g in optimizer.param_groups for p in g["params"]])
+
+    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._steps += 1
+        if self._steps <= TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
+            self._motion.measure()
+
+    def _check_mode(self, optimizers: list[Any]) -> None:
+        if self._backward > TRACKED_PASSES and self._backward % _SAMPLE_EVERY:
+            return
+        trained = self._modules.switched_roots(held_ids(optimizers)) if optimizers else []
+        if not trained:
+            return
+        self._mode_checked += 1
+        in_eval = [root for root in trained if not root.training]
+        if in_eval:
+            self._eval += 1
+            for root in in_eval:
+                name = type(root).__name__
+                if name not in self._eval_modules:
+                    self._eval_modules.append(name)
+
+    def _without_optimizer(self, loss: Any) -> None:
+        """No torch.optim: the loss at each backward is the run's only history."""
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            return
+        if not self._motion.started:
+            params = [p for root in list(self._modules.roots) for p in root.parameters()]
+            self._motion.start([p for p in params if p.requires_grad])
+        elif self._backward % _SAMPLE_EVERY == 0:
+            self._motion.measure()
+        if (self._backward - 1) % self._stride:
+            return
+        self._series.append(float(loss.detach()))
+        if len(self._series) >= _SERIES:
+            self._series = self._series[::2]
+            self._stride *= 2
+
+    # -- the evidence ------------------------------------------------------------------------
+
+    def evidence(self) -> Learning:
+        if not self._constructed and self._motion.started:
+            self._motion.measure()
+        checked, uncleared = self._clearing.counts()
+        coverage = self._coverage
+        scale = self._modules.input_scale
+        return Learning(
+            backward_passes=self._backward,
+            optimizer_steps=self._steps,
+            optimizers=self._constructed,
+            clear_checked=checked,
+            uncleared=uncleared,
+            mode_checked=self._mode_checked,
+            eval_mode=self._eval,
+            eval_modules=self._eval_modules[:20],
+            grads_checked=coverage.checks,
+            optimized_elements=coverage.elements,
+            not_in_optimizer=list(coverage.not_in_optimizer.values())[:20],
+            unregistered=list(coverage.unregistered.values())[:20],
+            no_gradient=coverage.no_gradient(),
+            no_grad_modules=list(coverage.no_grad)[:20],
+            losses=self._losses.inputs(),
+            input_module=scale.module if scale else None,
+            input_mean=scale.mean if scale else None,
+            input_std=scale.std if scale else None,
+            input_min=scale.low if scale else None,
+            input_max=scale.high if scale else None,
+            weight_change=self._motion.change,
+            loss_series=list(self._series),
+        )
