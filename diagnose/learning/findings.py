@@ -47,10 +47,19 @@ def detect_learning_symptoms(report: Report) -> list[Symptom]:
     found = [s for detect in STRUCTURAL if (s := detect(learning, report)) is not None]
     found += [s for detect in CURVE_INDEPENDENT if (s := detect(learning, report)) is not None]
     if not found:  # a cause found above explains a flat loss: no restating it
-        found = [s for detect in CURVE_CONSEQUENCES if (s := detect(learning, report)) is not None]
+        found = _first_causes(learning, report)
     for symptom in found:
         symptom.title = TITLES[symptom.id]
     return sorted(found, key=lambda s: -s.confidence)
+
+
+def _first_causes(learning: Learning, report: Report) -> list[Symptom]:
+    """Raw inputs explain a loss stuck at chance; either explains nothing about each other's
+    fix, so the input scale is judged first and the chance level only without it."""
+    found = [s for s in (unnormalized(learning, report), lr_too_low(learning, report)) if s]
+    if not found:
+        found = [s for s in [at_chance(learning, report)] if s]
+    return found
 
 
 def is_broken(symptoms: list[Symptom]) -> bool:
@@ -296,7 +305,6 @@ STRUCTURAL: list[Detector] = [
     eval_mode,
 ]
 CURVE_INDEPENDENT: list[Detector] = [schedule_collapse]
-CURVE_CONSEQUENCES: list[Detector] = [at_chance, lr_too_low, unnormalized]
 
 
 # -- helpers -------------------------------------------------------------------------------
