@@ -98,6 +98,25 @@ async def test_a_asks_first_then_applies_with_a_backup(fp16_report, tmp_path):
         assert "Applied use-bf16 (backup in train.py.bak)." in notifications(app)
 
 
+async def test_the_confirmation_buttons_answer_like_the_keys(fp16_report, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("dtype = torch.float16\n")
+    app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        await pilot.click("#no")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert script.read_text() == "dtype = torch.float16\n"
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.click("#yes")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert script.read_text() == "dtype = torch.bfloat16\n"
+
+
 async def test_a_on_a_fix_without_patch_explains_why(fp16_report):
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
