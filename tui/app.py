@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 
 from diagnose.errors import UsageError
+from diagnose.render import RENDERERS, Renderer
 from diagnose.report import Fix, Report
 from tui.messages import Applied, Verified
 from tui.screens.confirm import ConfirmScreen
@@ -291,8 +293,12 @@ class DiagnoseApp(App[int]):
     # ----------------------------------------------------------------- palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Export JSON", "Write the report as JSON", self.export_json)
-        yield SystemCommand("Export Markdown", "Write the report as Markdown", self.export_markdown)
+        for renderer in RENDERERS.values():
+            yield SystemCommand(
+                f"Export {renderer.title}",
+                f"Write the report as {renderer.title}",
+                partial(self.export, renderer),
+            )
         yield SystemCommand("Copy patch", "Copy the selected fix's patch", self.copy_patch)
         yield SystemCommand(
             "Jump to producer",
@@ -317,20 +323,12 @@ class DiagnoseApp(App[int]):
             target = base.with_name(base.name + ".export" + suffix)
         return target
 
-    def export_json(self) -> None:
-        self._export(self.export_path(".json"), lambda: self.report.to_json())
-
-    def export_markdown(self) -> None:
-        def render() -> str:
-            from diagnose.render import render as render_report
-
-            return render_report(self.report, "markdown")
-
-        self._export(self.export_path(".md"), render)
-
-    def _export(self, path: Path, produce: Callable[[], str]) -> None:
+    def export(self, renderer: Renderer) -> None:
+        """Write the report in ``renderer``'s format next to the opened report."""
+        path = self.export_path(renderer.suffix)
         try:
-            path.write_text(produce() + "\n", encoding="utf-8")
+            text = renderer.write(self.report, False)
+            path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
         except Exception as exc:
             self.notify(f"Export failed: {exc}", severity="error")
             return
