@@ -97,14 +97,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse
         return exc.code if isinstance(exc.code, int) else ExitStatus.USAGE
     except Exception as exc:
-        if debug:
-            traceback.print_exc()
-        else:
-            print(
-                f"diagnose: internal error: {type(exc).__name__}: {one_line(exc)} (rerun with --debug)",
-                file=sys.stderr,
-            )
-        return ExitStatus.USAGE
+        return _internal_error(exc, debug)
+
+
+def _internal_error(exc: Exception, debug: bool) -> int:
+    """A bug in diagnose, not in what it was given: one line saying so, the traceback with
+    ``--debug``, and its own exit status so that a script can tell it from a usage error."""
+    if debug:
+        traceback.print_exc()
+    hint = "" if debug else " (rerun with --debug for the traceback)"
+    print(f"diagnose: internal error: {type(exc).__name__}: {one_line(exc)}{hint}", file=sys.stderr)
+    return ExitStatus.INTERNAL
 
 
 def _stdout_closed() -> int:

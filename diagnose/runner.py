@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from diagnose.errors import UsageError
 from diagnose.interrupts import HardExitGuard, SignalWatch, Terminated
+from diagnose.options import check_run
 from diagnose.report import Config, Event, Interruption, Location, MatchRef, Report, ScriptInfo
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped, stopped_by
@@ -56,6 +57,14 @@ class RunOptions:
     )
     """Called with the run's report and the code when the script calls ``os._exit``; the
     process then ends with that code (the script asked not to unwind)."""
+
+    def __post_init__(self) -> None:
+        check_run(
+            frames=self.frames,
+            sample_every=self.sample_every,
+            detail_every=self.detail_every,
+            max_steps=self.max_steps,
+        )
 
 
 class StepLimitReached(RunStopped):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -16,17 +17,20 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 
 from diagnose.errors import UsageError
+from diagnose.render import RENDERERS, Renderer
 from diagnose.report import Fix, Report
+from tui.messages import Applied, Verified
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.frame_details import FrameDetailsScreen
 from tui.screens.keys import KeysScreen
-from tui.summary import producer_index
 from tui.text import literal, one_line, safe
 from tui.widgets.config_view import ConfigView
-from tui.widgets.fixes_view import FixesView, FixList
+from tui.widgets.fix_list import FixList
+from tui.widgets.fixes_view import FixesView
 from tui.widgets.frames_table import FramesTable
 from tui.widgets.history_view import HistoryView
-from tui.widgets.matches_view import MatchesView, MatchList
+from tui.widgets.match_list import MatchList
+from tui.widgets.matches_view import MatchesView
 from tui.widgets.verdict import Verdict
 from tui.widgets.walkthrough_view import WalkthroughView
 
@@ -49,8 +53,10 @@ FOCUS = {
     "config": ConfigView,
 }
 
-Verifier = Callable[[Report, str], Any]
-Patcher = Callable[[Report, str], Any]
+Verifier = Callable[[Report, str], Fix]
+"""Re-runs the report's script with one fix applied; returns that fix with its verdict."""
+Patcher = Callable[[Report, str], object]
+"""Writes one fix's patch into the report's script; returns what to say about it (or None)."""
 
 
 class DiagnoseApp(App[int]):
@@ -94,7 +100,7 @@ class DiagnoseApp(App[int]):
             with TabPane(TITLES["walkthrough"], id="walkthrough"):
                 yield WalkthroughView(report, id="walk")
             with TabPane(_count("Frames", len(report.frames)), id="frames"):
-                yield FramesTable(report.frames, producer_index(report), id="frames-table")
+                yield FramesTable(report.frames, id="frames-table")
             with TabPane(TITLES["history"], id="history"):
                 yield HistoryView(report, id="history-view")
             with TabPane(_count("Fixes", len(report.fixes)), id="fixes"):
@@ -138,7 +144,8 @@ class DiagnoseApp(App[int]):
         i = TABS.index(self.active_tab)
         self.action_show_tab(TABS[(i + delta) % len(TABS)])
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tab = event.pane.id or ""
         if tab in FOCUS and not isinstance(self.focused, FOCUS[tab]):
             self._focus_tab(tab)
@@ -149,21 +156,22 @@ class DiagnoseApp(App[int]):
     def action_jump_to_producer(self) -> None:
         table = self.query_one(FramesTable)
         if table.producer is None:
-            self.notify("This report names no producer frame.", markup=False)
+            self.notify("This report names no producer frame.")
             return
         self.action_show_tab("frames")
         table.go_to_producer()
 
-    def on_walkthrough_view_open(self, message: WalkthroughView.Open) -> None:
+    @on(WalkthroughView.Open)
+    def _open_step_view(self, message: WalkthroughView.Open) -> None:
         if message.tab == "frames":
             self.action_jump_to_producer()
         else:
             self.action_show_tab(message.tab)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if isinstance(event.data_table, FramesTable):
-            frame = event.data_table.frames[event.cursor_row]
-            self.push_screen(FrameDetailsScreen(frame))
+    @on(DataTable.RowSelected, "#frames-table")
+    def _frame_selected(self, event: DataTable.RowSelected) -> None:
+        frame = self.query_one(FramesTable).frames[event.cursor_row]
+        self.push_screen(FrameDetailsScreen(frame))
 
     def action_show_keys(self) -> None:
         sections = [
@@ -180,7 +188,8 @@ class DiagnoseApp(App[int]):
         self.push_screen(KeysScreen(sections))
 
     # ----------------------------------------------------------------- fixes
-    def on_fixes_view_requested(self, message: FixesView.Requested) -> None:
+    @on(FixesView.Requested)
+    def _fix_requested(self, message: FixesView.Requested) -> None:
         {"copy": self.copy_patch, "apply": self.ask_apply, "verify": self.verify}[message.action](
             message.fix
         )
@@ -191,17 +200,17 @@ class DiagnoseApp(App[int]):
     def copy_patch(self, fix: Fix | None = None) -> None:
         fix = fix or self.selected_fix()
         if fix is None:
-            self.notify("No fix to copy.", severity="warning", markup=False)
+            self.notify("No fix to copy.", severity="warning")
             return
         text = fix.patch or fix.example_patch
         self.copy_to_clipboard(text)
         what = "patch" if fix.patch else "example (no concrete patch)"
-        self.notify(f"Copied the {what} of {safe_id(fix)}.", markup=False)
+        self.notify(f"Copied the {what} of {safe_id(fix)}.")
 
     def ask_apply(self, fix: Fix) -> None:
         if not fix.patch:
             note = fix.patch_note or "the fix has no concrete patch for this script"
-            self.notify(f"Nothing to apply: {note}", severity="warning", markup=False)
+            self.notify(f"Nothing to apply: {note}", severity="warning")
             return
         question = Text("Apply ")
         question.append_text(literal(fix.title, "bold"))
@@ -213,77 +222,83 @@ class DiagnoseApp(App[int]):
             if yes:
                 self._apply(fix.id)
             else:
-                self.notify("Not applied.", markup=False)
+                self.notify("Not applied.")
 
         self.push_screen(ConfirmScreen(question), answered)
 
     @work(thread=True, exclusive=True, group="apply")
     def _apply(self, fix_id: str) -> None:
+        """Writes the user's script: off the UI thread, the outcome posted as ``Applied``."""
         try:
             patcher = self._patcher or _default_patcher(self.report_path)
         except ImportError as exc:
-            self.call_from_thread(
-                self.notify,
-                f"Applying patches is not available: {exc}",
-                severity="error",
-                markup=False,
-            )
+            self.post_message(Applied(fix_id, error=f"Applying patches is not available: {exc}"))
             return
         try:
             result = patcher(self.report, fix_id)
         except Exception as exc:
-            self.call_from_thread(
-                self.notify, f"Could not apply {fix_id}: {exc}", severity="error", markup=False
-            )
+            self.post_message(Applied(fix_id, error=f"Could not apply {fix_id}: {exc}"))
             return
-        detail = f" ({result})" if result not in (None, True) else ""
-        self.call_from_thread(self.notify, f"Applied {fix_id}{detail}.", markup=False)
+        self.post_message(Applied(fix_id, detail=None if result in (None, True) else str(result)))
+
+    @on(Applied)
+    def _applied(self, message: Applied) -> None:
+        if message.error is not None:
+            self.notify(message.error, severity="error")
+            return
+        detail = f" ({message.detail})" if message.detail else ""
+        self.notify(f"Applied {message.fix_id}{detail}.")
 
     def verify(self, fix: Fix) -> None:
         view = self.query_one(FixesView)
         if fix.id in view.verifying:
-            self.notify(f"{fix.id} is already being verified.", markup=False)
+            self.notify(f"{fix.id} is already being verified.")
             return
         view.verifying = view.verifying | {fix.id}
-        view.refresh_list()
         self._verify(fix.id)
 
     @work(thread=True, group="verify")
     def _verify(self, fix_id: str) -> None:
         """Re-runs the patched script: seconds to minutes, so never on the UI thread."""
-        verdict: bool | None = None
-        error: str | None = None
         try:
             verifier = self._verifier or _default_verifier(self.report_path)
-            result = verifier(self.report, fix_id)
-            verdict = _verified(result, self.report, fix_id)
+            self.post_message(Verified(fix_id, fix=verifier(self.report, fix_id)))
         except ImportError as exc:
-            error = f"verification is not available: {exc}"
+            self.post_message(Verified(fix_id, error=f"verification is not available: {exc}"))
         except UsageError as exc:  # the report's script is not one verify may run
-            error = f"not verified: {exc}"
+            self.post_message(Verified(fix_id, error=f"not verified: {exc}"))
         except Exception as exc:
             error = f"verification of {fix_id} failed: {type(exc).__name__}: {exc}"
-        self.call_from_thread(self._verified, fix_id, verdict, error)
+            self.post_message(Verified(fix_id, error=error))
 
-    def _verified(self, fix_id: str, verdict: bool | None, error: str | None) -> None:
+    @on(Verified)
+    def _verified(self, message: Verified) -> None:
+        """Record the verdict in the report, then end the view's 'verifying' state (it redraws)."""
+        fix_id, outcome = message.fix_id, message.fix
+        fix = next((f for f in self.report.fixes if f.id == fix_id), None)
+        if fix is not None and outcome is not None:
+            fix.verified, fix.verify_note = outcome.verified, outcome.verify_note
         view = self.query_one(FixesView)
         view.verifying = view.verifying - {fix_id}
-        for fix in self.report.fixes:
-            if fix.id == fix_id and error is None:
-                fix.verified = verdict
-        view.refresh_list()
-        if error:
-            self.notify(error, severity="error", markup=False)
-        elif verdict:
-            self.notify(f"{fix_id}: verified, the patched run is clean.", markup=False)
+        if message.error is not None or outcome is None:
+            self.notify(message.error or f"{fix_id}: no verdict", severity="error")
+        elif outcome.verified:
+            self.notify(f"{fix_id}: verified, the patched run is clean.")
+        elif outcome.verified is False:
+            self.notify(f"{fix_id}: the patched run still fails.", severity="warning")
         else:
-            self.notify(f"{fix_id}: the patched run still fails.", severity="warning", markup=False)
+            note = outcome.verify_note or "the fix could not be re-run"
+            self.notify(f"{fix_id}: not verified: {note}", severity="warning")
 
     # ----------------------------------------------------------------- palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Export JSON", "Write the report as JSON", self.export_json)
-        yield SystemCommand("Export Markdown", "Write the report as Markdown", self.export_markdown)
+        for renderer in RENDERERS.values():
+            yield SystemCommand(
+                f"Export {renderer.title}",
+                f"Write the report as {renderer.title}",
+                partial(self.export, renderer),
+            )
         yield SystemCommand("Copy patch", "Copy the selected fix's patch", self.copy_patch)
         yield SystemCommand(
             "Jump to producer",
@@ -308,24 +323,16 @@ class DiagnoseApp(App[int]):
             target = base.with_name(base.name + ".export" + suffix)
         return target
 
-    def export_json(self) -> None:
-        self._export(self.export_path(".json"), lambda: self.report.to_json())
-
-    def export_markdown(self) -> None:
-        def render() -> str:
-            from diagnose.render import render as render_report
-
-            return render_report(self.report, "markdown")
-
-        self._export(self.export_path(".md"), render)
-
-    def _export(self, path: Path, produce: Callable[[], str]) -> None:
+    def export(self, renderer: Renderer) -> None:
+        """Write the report in ``renderer``'s format next to the opened report."""
+        path = self.export_path(renderer.suffix)
         try:
-            path.write_text(produce() + "\n", encoding="utf-8")
+            text = renderer.write(self.report, False)
+            path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
         except Exception as exc:
-            self.notify(f"Export failed: {exc}", severity="error", markup=False)
+            self.notify(f"Export failed: {exc}", severity="error")
             return
-        self.notify(f"Wrote {path}", markup=False)
+        self.notify(f"Wrote {path}")
 
 
 def _count(title: str, n: int) -> str:
@@ -333,8 +340,6 @@ def _count(title: str, n: int) -> str:
 
 
 def safe_id(fix: Fix) -> str:
-    from tui.text import safe
-
     return safe(fix.id)
 
 
@@ -347,13 +352,15 @@ def _default_verifier(report_path: Path | None = None) -> Verifier:
 
     report_dir = Path(os.path.abspath(report_path)).parent if report_path else None
 
-    def verify(report: Report, fix_id: str) -> Any:
+    def verify(report: Report, fix_id: str) -> Fix:
         """Verify one fix: a copy of the report holding only that fix, so the user's list
         keeps its order and the other fixes are not re-run."""
         target = locate_script(report, report_dir=report_dir)
         single = report.model_copy(deep=True)
         single.fixes = [f for f in single.fixes if f.id == fix_id]
-        return verify_fixes(single, top=1, script_path=target.file.path)
+        if not single.fixes:
+            raise LookupError(f"the report has no fix {fix_id}")
+        return verify_fixes(single, top=1, script_path=target.file.path).fixes[0]
 
     return verify
 
@@ -365,39 +372,10 @@ def _default_patcher(report_path: Path | None = None) -> Patcher:
 
     report_dir = Path(os.path.abspath(report_path)).parent if report_path else None
 
-    def apply(report: Report, fix_id: str) -> Any:
+    def apply(report: Report, fix_id: str) -> object:
         return apply_patch(report, fix_id, backup=True, report_dir=report_dir)
 
     return apply
-
-
-def _verified(result: Any, report: Report, fix_id: str) -> bool | None:
-    """Read one fix's verdict from whatever the verifier returned (a Report, a list of fixes or
-    results, a mapping, a bool) — or from the report's own fixes if it updated them in place."""
-    if isinstance(result, bool):
-        return result
-    if isinstance(result, Report):
-        return _verified(result.fixes, report, fix_id)
-    if isinstance(result, dict):
-        if fix_id in result:
-            return _verified(result[fix_id], report, fix_id)
-        if "verified" in result:
-            return result["verified"]
-    if isinstance(result, list | tuple):
-        for item in result:
-            item_id = (
-                item.get("id", item.get("fix_id"))
-                if isinstance(item, dict)
-                else (getattr(item, "id", None) or getattr(item, "fix_id", None))
-            )
-            if item_id == fix_id:
-                return _verified(item, report, fix_id)
-    for name in ("verified", "ok", "passed", "clean"):
-        value = getattr(result, name, None)
-        if isinstance(value, bool):
-            return value
-    fix = next((f for f in report.fixes if f.id == fix_id), None)
-    return fix.verified if fix is not None else None
 
 
 __all__ = ["DiagnoseApp"]

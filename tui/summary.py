@@ -5,28 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 
 from diagnose.render.numbers import diverging_note, stopped_note
-from diagnose.report import Fix, Frame, Report, Symptom
+from diagnose.report import Fix, Report, Symptom
 from tui.text import Palette, literal, num
 
 
-def producer_index(report: Report) -> int | None:
-    """Row of the producer frame; the first non-finite frame when none is flagged."""
-    for i, frame in enumerate(report.frames):
-        if frame.producer:
-            return i
-    for i, frame in enumerate(report.frames):
-        if not frame.finite:
-            return i
-    return None
-
-
-def producer_frame(report: Report) -> Frame | None:
-    i = producer_index(report)
-    return None if i is None else report.frames[i]
-
-
 def top_symptom(report: Report) -> Symptom | None:
-    return max(report.symptoms, key=lambda s: s.confidence, default=None)
+    """The likely cause, as the text report names it: the first symptom (the core ranks them)."""
+    return report.symptoms[0] if report.symptoms else None
 
 
 def top_fix(report: Report) -> Fix | None:

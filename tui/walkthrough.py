@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from diagnose.render.numbers import producer_frame
 from diagnose.report import Report
-from tui.summary import headline, producer_frame, top_fix, where
+from tui.summary import headline, top_fix, where
 from tui.text import Palette, diff_text, literal, magnitude, num
 
 
@@ -72,7 +73,7 @@ def _born(report: Report, palette: Palette) -> Text:
     for detail in event.details:
         text.append("\n• ")
         text.append_text(literal(detail))
-    frame = producer_frame(report)
+    frame = producer_frame(report.frames)
     if frame is not None:
         text.append(f"\n\nIn the Frames tab its row (frame {frame.index}) is marked ▶.")
     elif not report.frames:
@@ -124,7 +125,7 @@ def _evidence(report: Report) -> Text:
     if not report.symptoms:
         return Text("No symptoms were derived from this run.")
     text = Text()
-    for symptom in sorted(report.symptoms, key=lambda s: -s.confidence):
+    for symptom in report.symptoms:  # in the order the text report lists them
         text.append_text(literal(symptom.title or symptom.id, "bold"))
         text.append(f"  {symptom.confidence:.0%}\n")
         for item in symptom.evidence:

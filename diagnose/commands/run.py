@@ -12,21 +12,23 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from diagnose.commands.output import UI, add_format_argument, choose_format, show
 from diagnose.commands.report_file import ReportFile
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.options import OptionError, at_least_one, flag
 from diagnose.safetext import one_line
+
+if TYPE_CHECKING:
+    from diagnose.runner import RunOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report", type=Path, metavar="PATH", help="also write the JSON report to PATH"
     )
-    parser.add_argument(
-        "--format",
-        choices=("tui", "text", "json", "markdown"),
-        help="what to show (default: tui on a terminal, else text)",
-    )
+    add_format_argument(parser)
     parser.add_argument(
         "--dataset",
         type=Path,
@@ -100,76 +102,94 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from diagnose.runner import RunOptions, check_script, trace_script, unfinished_report
-
-    if args.frames < 1:
-        raise UsageError("--frames must be at least 1")
-    if args.sample_every < 1:
-        raise UsageError("--sample-every must be at least 1")
-    if args.detail_every < 1:
-        raise UsageError("--detail-every must be at least 1")
-    if args.max_steps is not None and args.max_steps < 1:
-        raise UsageError("--max-steps must be at least 1")
+    options = _options(args)
     for path in [*args.dataset, *args.rules]:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-    if args.nproc is not None and args.nproc < 1:
-        raise UsageError("--nproc must be at least 1")
     target = ReportFile.check(args.report) if args.report else None
-    fmt = args.format or ("tui" if _interactive() else "text")
-    if fmt == "tui" and not _interactive():
-        fmt = "text"
-    options = RunOptions(
-        frames=args.frames,
-        backward=not args.no_backward,
-        sample_every=args.sample_every,
-        detail_every=args.detail_every,
-        max_steps=args.max_steps,
-        config_file=args.config,
-        rules=args.rules,
-        datasets=args.dataset,
-        verify=args.verify,
-        debug=args.debug,
-    )
-    stdout = sys.stdout
     if target is not None:
         options.before_run = target.claim
     if args.nproc is not None and args.nproc > 1:
-        if target is not None:
-            from diagnose.report import ScriptInfo
-
-            check_script(args.script)
-            target.claim(
-                unfinished_report(ScriptInfo(path=args.script, argv=list(args.script_args)))
-            )
-        return _emit(_launch(args, options), target, fmt, stdout)
+        return _run_launched(args, options, target, choose_format(args.format))
     from diagnose.distributed.context import DistContext
 
     ctx = DistContext.from_env()
-    # With a machine-readable format on stdout, the script's own prints go to stderr.
-    redirect = contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
-    if ctx is not None:  # one rank of a torchrun launch
-        fmt = "text" if fmt == "tui" else fmt  # several processes share the terminal
-        if not ctx.combines:  # only the rank that combines writes --report; the others point there
-            options.before_run = None
-        with redirect:
-            from diagnose.distributed.rank import run_rank
+    if ctx is not None:  # one rank of a torchrun launch: the ranks share the terminal
+        return _run_rank(ctx, args, options, target, choose_format(args.format, ui=False))
+    return _run_here(args, options, target, choose_format(args.format))
 
-            return run_rank(
-                ctx,
-                args.script,
-                args.script_args,
-                options,
-                lambda report: _emit(report, target, fmt, stdout),
-            )
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    """The run's options from the flags; a value out of bounds is a usage error that names
+    the flag, in the words ``Tracer(...)`` and ``RunOptions(...)`` use for it."""
+    from diagnose.runner import RunOptions
+
+    try:
+        if args.nproc is not None:
+            at_least_one("nproc", args.nproc)
+        return RunOptions(
+            frames=args.frames,
+            backward=not args.no_backward,
+            sample_every=args.sample_every,
+            detail_every=args.detail_every,
+            max_steps=args.max_steps,
+            config_file=args.config,
+            rules=args.rules,
+            datasets=args.dataset,
+            verify=args.verify,
+            debug=args.debug,
+        )
+    except OptionError as exc:
+        raise UsageError(exc.says(flag(exc.name))) from None
+
+
+def _run_launched(args: argparse.Namespace, options, target: ReportFile | None, fmt: str) -> int:
+    """``--nproc N``: torchrun's launcher runs the ranks; the combined report is shown here."""
+    from diagnose.runner import check_script, unfinished_report
+
+    if target is not None:
+        from diagnose.report import ScriptInfo
+
+        check_script(args.script)
+        target.claim(unfinished_report(ScriptInfo(path=args.script, argv=list(args.script_args))))
+    return _emit(_launch(args, options), target, fmt, sys.stdout)
+
+
+def _run_rank(ctx, args: argparse.Namespace, options, target: ReportFile | None, fmt: str) -> int:
+    """One rank of a launch; only the rank that combines the evidence writes ``--report``."""
+    from diagnose.distributed.rank import run_rank
+
+    stdout = sys.stdout
+    if not ctx.combines:
+        options.before_run = None
+    with _script_output(fmt):
+        return run_rank(
+            ctx,
+            args.script,
+            args.script_args,
+            options,
+            lambda report: _emit(report, target, fmt, stdout),
+        )
+
+
+def _run_here(args: argparse.Namespace, options, target: ReportFile | None, fmt: str) -> int:
+    """The script in this process: traced, analysed, written and shown."""
+    from diagnose.runner import trace_script
+
+    stdout = sys.stdout
     script = Path(os.path.abspath(args.script))  # patched where it is, even after a chdir
     options.on_hard_exit = lambda raw, code: _hard_exit(
         raw, code, script, options, target, fmt, stdout
     )
-    with redirect:
+    with _script_output(fmt):
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
     return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
+
+
+def _script_output(fmt: str) -> contextlib.AbstractContextManager:
+    """With a machine-readable format on stdout, the script's own prints go to stderr."""
+    return contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
 
 
 def analyse(raw, script: Path, options, target: ReportFile | None):
@@ -199,7 +219,7 @@ def _hard_exit(
         f"diagnose: the script called os._exit({code}); what the run saw follows", file=sys.stderr
     )
     report, _ = analyse(raw, script, options, target)
-    _emit(report, target, "text" if fmt == "tui" else fmt, stdout)
+    _emit(report, target, "text" if fmt == UI else fmt, stdout)
 
 
 def _emit(
@@ -253,24 +273,3 @@ def _launch(args: argparse.Namespace, options):
     if args.debug:
         rank_args.append("--debug")
     return launch(args.script, args.script_args, args.nproc, options, rank_args)
-
-
-def show(report, fmt: str, report_path: Path | None = None) -> None:
-    """Show a report in the chosen format; the TUI only when both ends are terminals."""
-    if fmt == "tui":
-        from tui import run_report
-
-        run_report(report, report_path=report_path)
-        return
-    from diagnose.render import render
-
-    sys.stdout.write(render(report, fmt, color=fmt == "text" and sys.stdout.isatty()))
-    sys.stdout.flush()
-
-
-def _interactive() -> bool:
-    """A Textual app started without a terminal hangs: both stdin and stdout must be TTYs."""
-    try:
-        return sys.stdin.isatty() and sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from diagnose.facts.heuristics import threshold
@@ -17,10 +18,19 @@ __all__ = [
     "learning_note",
     "num",
     "one_line",
+    "producer_frame",
     "safe",
     "stats_of",
     "where",
 ]
+
+
+def producer_frame(frames: Sequence[Frame]) -> Frame | None:
+    """The frame the tracer flagged as the event's producer, or None when it flagged none.
+    Every view marks this frame and no other: a non-finite frame that only passed the value
+    on is not where it was born, so a report that names no producer shows none.
+    """
+    return next((frame for frame in frames if frame.producer), None)
 
 
 def stats_of(frame: Frame, role: str) -> TensorStats | None:

@@ -11,6 +11,7 @@ from diagnose.render.numbers import (
     learning_note,
     num,
     one_line,
+    producer_frame,
     safe,
     stats_of,
     stopped_note,
@@ -203,6 +204,7 @@ def _frames(frames: list[Frame], s: _Style, event: bool) -> list[str]:
         "notes",
     )
     rows = [header]
+    producer = producer_frame(frames)
     for frame in shown:
         inp = stats_of(frame, "inputs")
         outp = stats_of(frame, "outputs")
@@ -217,7 +219,7 @@ def _frames(frames: list[Frame], s: _Style, event: bool) -> list[str]:
         )
         rows.append(
             (
-                ">>" if frame.producer else "",
+                ">>" if frame is producer else "",
                 "-" if frame.step is None else str(frame.step),
                 one_line(frame.phase or "-"),
                 _clip(one_line(frame.module or "-"), 40),

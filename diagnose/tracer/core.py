@@ -43,6 +43,7 @@ import torch
 from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
+from diagnose.options import check_tracing
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped
@@ -188,12 +189,12 @@ class Tracer:
         stop_with: type[BaseException] = NonFiniteDetected,
         history: StepHistory | None = None,
     ) -> None:
-        if frames < 1:
-            raise ValueError("frames must be at least 1")
-        if sample_every < 1:
-            raise ValueError("sample_every must be at least 1")
-        if detail_every < 1 or detail_first < 1:
-            raise ValueError("detail_every and detail_first must be at least 1")
+        check_tracing(
+            frames=frames,
+            sample_every=sample_every,
+            detail_every=detail_every,
+            detail_first=detail_first,
+        )
         self.detail_every = detail_every
         self.detail_first = detail_first
         self.stop_with = stop_with

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.tui.conftest import notifications
-from tui.app import DiagnoseApp, _verified
+from tui.app import DiagnoseApp
 from tui.screens.confirm import ConfirmScreen
 from tui.text import Palette, diff_text
-from tui.widgets.fixes_view import FixesView, FixList
+from tui.widgets.fix_list import FixList
+from tui.widgets.fixes_view import FixesView
 
 
 async def test_fixes_are_listed_best_first_with_the_selected_detail(fp16_report):
@@ -97,6 +98,25 @@ async def test_a_asks_first_then_applies_with_a_backup(fp16_report, tmp_path):
         assert "Applied use-bf16 (backup in train.py.bak)." in notifications(app)
 
 
+async def test_the_confirmation_buttons_answer_like_the_keys(fp16_report, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("dtype = torch.float16\n")
+    app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("4", "a")
+        await pilot.pause()
+        await pilot.click("#no")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert script.read_text() == "dtype = torch.float16\n"
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.click("#yes")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert script.read_text() == "dtype = torch.bfloat16\n"
+
+
 async def test_a_on_a_fix_without_patch_explains_why(fp16_report):
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -128,7 +148,7 @@ async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_repo
         calls.append(fix_id)
         started.set()
         release.wait(10)
-        return [{"id": fix_id, "verified": True}]
+        return _rerun(report, fix_id, verified=True)
 
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -167,14 +187,26 @@ def _missing(report, fix_id):
     raise ImportError("No module named 'diagnose.verify'")
 
 
-def test_verdicts_are_read_from_what_a_verifier_returns(fp16_report):
-    assert _verified(False, fp16_report, "use-bf16") is False
-    assert _verified({"use-bf16": True}, fp16_report, "use-bf16") is True
-    fixed = fp16_report.model_copy(deep=True)
-    fixed.fixes[0].verified = True
-    assert _verified(fixed, fp16_report, "use-bf16") is True
-    assert _verified(fixed.fixes, fp16_report, "use-bf16") is True
-    assert _verified(None, fp16_report, "use-bf16") is None
+def _rerun(report, fix_id, verified, note=None):
+    """What a verifier hands back: the fix as the re-run left it."""
+    fix = next(f for f in report.fixes if f.id == fix_id)
+    return fix.model_copy(update={"verified": verified, "verify_note": note})
+
+
+async def test_a_fix_that_could_not_be_re_run_is_not_called_failing(fp16_report):
+    def verifier(report, fix_id):
+        return _rerun(report, fix_id, verified=None, note="not verified: no patch to run")
+
+    app = DiagnoseApp(fp16_report, verifier=verifier)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4", "v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert fp16_report.fixes[0].verified is None
+        assert "use-bf16: not verified: not verified: no patch to run" in notifications(app)
+        assert not any("still fails" in m for m in notifications(app))
+        detail = app.query_one("#fix-detail").render().plain
+        assert "re-run: not verified: no patch to run" in detail
 
 
 @pytest.mark.slow

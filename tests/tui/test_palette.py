@@ -6,6 +6,7 @@ import json
 
 from textual.command import CommandPalette
 
+from diagnose.render import RENDERERS, render
 from tests.tui.conftest import notifications
 from tui.app import DiagnoseApp
 from tui.widgets.frames_table import FramesTable
@@ -30,18 +31,20 @@ async def test_palette_offers_export_copy_and_jump(fp16_report):
         assert app.query_one(FramesTable).cursor_row == 8
 
 
-async def test_export_writes_json_and_markdown_next_to_the_report(fp16_report, tmp_path):
+async def test_export_writes_every_renderers_format_next_to_the_report(fp16_report, tmp_path):
     source = tmp_path / "run.json"
     fp16_report.write(source)
     app = DiagnoseApp(fp16_report, report_path=source)
     async with app.run_test(size=(80, 24)) as pilot:
         commands = _commands(app)
-        commands["Export JSON"]()
-        commands["Export Markdown"]()
+        for renderer in RENDERERS.values():
+            commands[f"Export {renderer.title}"]()
         await pilot.pause()
         exported = tmp_path / "run.export.json"  # never over the opened report
         assert json.loads(exported.read_text())["event"]["module"] == "model.2"
         assert "use-bf16" in (tmp_path / "run.md").read_text()
+        text = (tmp_path / "run.txt").read_text()
+        assert text == render(fp16_report, "text")  # what `diagnose show --format text` prints
         assert f"Wrote {exported}" in notifications(app)
 
 

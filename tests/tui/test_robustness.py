@@ -8,7 +8,7 @@ from textual.widgets import Markdown
 
 from tests.tui.conftest import notifications
 from tui.app import DiagnoseApp
-from tui.widgets.fixes_view import FixList
+from tui.widgets.fix_list import FixList
 from tui.widgets.frames_table import FramesTable
 from tui.widgets.verdict import Verdict
 
@@ -106,11 +106,11 @@ async def test_matches_render_dataset_records_as_markdown(exception_report):
         await pilot.press("5")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        view = app.query_one("#matches-view")
-        assert view.loaded
+        lookup = app.query_one("#matches-view").lookup
+        assert lookup is not None  # the worker has read the dataset
         markdown = app.query_one(Markdown).source
         assert markdown.startswith("## debugunderflowoverflow-inf-nan-detected-aborting")
-        if view.load_error is None and "1e92004800b7520d" in view.records:
+        if lookup.error is None and "1e92004800b7520d" in lookup.records:
             assert "### Solutions" in markdown and "### Example fix" in markdown
         else:
             assert "dataset" in markdown

@@ -25,7 +25,7 @@ from tests.untrusted import (
     hostile_reports,
 )
 from tui.app import DiagnoseApp
-from tui.widgets.fixes_view import FixList
+from tui.widgets.fix_list import FixList
 from tui.widgets.verdict import Verdict
 
 OSC52_CLEAR = "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J"

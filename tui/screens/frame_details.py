@@ -22,8 +22,8 @@ class FrameDetailsScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "dismiss", "Close", id="details.close"),
-        Binding("j", "scroll_table(1)", "Down", show=False),
-        Binding("k", "scroll_table(-1)", "Up", show=False),
+        Binding("j", "scroll_table(1)", "Down", show=False, id="details.down"),
+        Binding("k", "scroll_table(-1)", "Up", show=False, id="details.up"),
     ]
 
     def __init__(self, frame: Frame) -> None:

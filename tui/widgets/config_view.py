@@ -16,8 +16,8 @@ class ConfigView(DataTable):
     """Key / value rows; nested values are flattened to dotted keys."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        Binding("j", "cursor_down", "Down", show=False, id="config.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="config.up"),
     ]
 
     def __init__(self, report: Report, **kwargs) -> None:

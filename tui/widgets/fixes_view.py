@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -15,19 +17,16 @@ from textual.widgets.option_list import Option
 
 from diagnose.report import Fix, Report
 from tui.text import Palette, diff_text, literal, num
-
-
-class FixList(OptionList):
-    """The fixes, best first, each with its score and verification mark."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+from tui.widgets.fix_list import FixList
 
 
 class FixesView(Horizontal):
-    """``c`` copies the selected fix's patch, ``a`` applies it, ``v`` verifies it."""
+    """``c`` copies the selected fix's patch, ``a`` applies it, ``v`` verifies it.
+
+    What it shows follows two reactives: ``selected`` (the highlighted fix) redraws the
+    detail, ``verifying`` (the fixes being re-run) redraws the marks, the detail and the
+    progress line. The app sets ``verifying`` when a verification starts and ends.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "copy_patch", "Copy patch", id="fixes.copy"),
@@ -38,18 +37,16 @@ class FixesView(Horizontal):
     selected: reactive[int] = reactive(0)
     verifying: reactive[frozenset[str]] = reactive(frozenset())
 
+    @dataclass
     class Requested(Message):
-        """The user asked for ``action`` ("copy", "apply", "verify") on ``fix``."""
+        """The user asked for ``action`` on ``fix``; the app does it."""
 
-        def __init__(self, action: str, fix: Fix) -> None:
-            super().__init__()
-            self.action = action
-            self.fix = fix
+        action: Literal["copy", "apply", "verify"]
+        fix: Fix
 
     def __init__(self, report: Report, **kwargs) -> None:
         super().__init__(**kwargs)
         self.report = report
-        self._ready = False
 
     def compose(self) -> ComposeResult:
         yield FixList(id="fix-list")
@@ -60,29 +57,40 @@ class FixesView(Horizontal):
             with VerticalScroll(id="fix-detail-scroll"):
                 yield Static(id="fix-detail")
 
-    def on_mount(self) -> None:
-        self.query_one("#verify-progress").display = False
-        self._ready = True
-        self.refresh_list()
-
     @property
     def fix(self) -> Fix | None:
         fixes = self.report.fixes
         return fixes[self.selected] if 0 <= self.selected < len(fixes) else None
 
-    def refresh_list(self) -> None:
-        """Rebuild the list's labels (after a verification changed a mark)."""
+    def watch_selected(self) -> None:
+        self._show_detail()
+
+    def watch_verifying(self, verifying: frozenset[str]) -> None:
+        self.query_one("#verify-progress").set_class(bool(verifying), "-running")
+        names = ", ".join(sorted(verifying))
+        self.query_one("#verify-label", Label).update(
+            Text.assemble("verifying ", literal(names), " (re-running the script) ")
+        )
+        self._show_list()
+        self._show_detail()
+
+    @on(OptionList.OptionHighlighted, "#fix-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_id and event.option_id.startswith("fix-"):
+            self.selected = int(event.option_id.removeprefix("fix-"))
+
+    def _show_list(self) -> None:
+        """The options again, with the current marks; the highlight stays where it was."""
         option_list = self.query_one(FixList)
         highlighted = option_list.highlighted
         option_list.clear_options()
         palette = Palette.from_app(self.app)
         if not self.report.fixes:
             option_list.add_option(Option(Text("(no fixes proposed)", style="dim"), disabled=True))
+            return
         for i, fix in enumerate(self.report.fixes):
             option_list.add_option(Option(self._label(i, fix, palette), id=f"fix-{i}"))
-        if self.report.fixes:
-            option_list.highlighted = highlighted if highlighted is not None else 0
-        self._show_detail()
+        option_list.highlighted = highlighted if highlighted is not None else 0
 
     def _label(self, i: int, fix: Fix, palette: Palette) -> Text:
         label = Text(f"{i + 1}. ", style="dim")
@@ -92,26 +100,7 @@ class FixesView(Horizontal):
         label.append_text(literal(fix.title))
         return label
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_id and event.option_id.startswith("fix-"):
-            self.selected = int(event.option_id.removeprefix("fix-"))
-
-    def watch_selected(self) -> None:
-        self._show_detail()
-
-    def watch_verifying(self, verifying: frozenset[str]) -> None:
-        if not self._ready:
-            return
-        box = self.query_one("#verify-progress")
-        box.display = bool(verifying)
-        names = ", ".join(sorted(verifying))
-        self.query_one("#verify-label", Label).update(
-            Text.assemble("verifying ", literal(names), " (re-running the script) ")
-        )
-
     def _show_detail(self) -> None:
-        if not self._ready:
-            return
         detail = self.query_one("#fix-detail", Static)
         fix = self.fix
         if fix is None:
@@ -128,7 +117,7 @@ class FixesView(Horizontal):
     def action_verify(self) -> None:
         self._request("verify")
 
-    def _request(self, action: str) -> None:
+    def _request(self, action: Literal["copy", "apply", "verify"]) -> None:
         fix = self.fix
         if fix is None:
             self.app.notify("No fix selected.", severity="warning", markup=False)
@@ -161,6 +150,9 @@ def fix_detail(fix: Fix, palette: Palette, running: bool = False) -> Text:
         text.append("verified: the patched run still fails", style=f"bold {palette.error}")
     else:
         text.append("not verified (v to verify)", style="dim")
+    if fix.verify_note and not running:
+        text.append("\nre-run: ")
+        text.append_text(literal(fix.verify_note))
     text.append("\n\nWhy\n", style="bold underline")
     text.append_text(literal(fix.why))
     if fix.rules:

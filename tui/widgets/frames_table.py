@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import DataTable
+from textual.worker import get_current_worker
 
-from diagnose.render.numbers import stats_of
+from diagnose.render.numbers import producer_frame, stats_of
 from diagnose.report import Frame
 from tui.text import Palette, literal, stat_cell
 
@@ -24,22 +27,29 @@ class FramesTable(DataTable):
     """DataTable of frames; ``n`` / ``N`` jump between non-finite rows."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        Binding("j", "cursor_down", "Down", show=False, id="frames.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="frames.up"),
         Binding("n", "next_nonfinite", "Next inf/nan", id="frames.next"),
         Binding("N", "previous_nonfinite", "Prev inf/nan", id="frames.prev"),
         Binding("enter", "select_cursor", "Details", id="frames.details"),
     ]
 
-    class Loaded(Message):
-        """All rows are in the table (the cursor has been put on the producer)."""
+    loaded: reactive[bool] = reactive(False, init=False)
+    """All rows are in the table; the cursor is then put on the producer."""
 
-    def __init__(self, frames: Sequence[Frame], producer: int | None, **kwargs) -> None:
+    @dataclass
+    class RowsBuilt(Message):
+        """A chunk of row cells built by the loading worker; ``last`` closes the load."""
+
+        rows: list[list[Text]]
+        last: bool = False
+
+    def __init__(self, frames: Sequence[Frame], **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.frames = frames
-        self.producer = producer
+        producer = producer_frame(frames)
+        self.producer = next((i for i, f in enumerate(frames) if f is producer), None)
         self.nonfinite_rows = [i for i, f in enumerate(frames) if not f.finite]
-        self.loaded = False
 
     def on_mount(self) -> None:
         for label in COLUMNS:
@@ -49,21 +59,27 @@ class FramesTable(DataTable):
 
     @work(thread=True, exclusive=True, group="frames")
     def _load(self, palette: Palette) -> None:
-        """Build the row cells off the UI thread and hand them over in chunks."""
+        """Build the row cells off the UI thread and post them in chunks."""
+        worker = get_current_worker()
         chunk: list[list[Text]] = []
         for row in self._rows(palette):
+            if worker.is_cancelled:
+                return
             chunk.append(row)
             if len(chunk) == CHUNK:
-                self.app.call_from_thread(self.add_rows, chunk)
+                self.post_message(self.RowsBuilt(chunk))
                 chunk = []
-        self.app.call_from_thread(self._finish, chunk)
+        self.post_message(self.RowsBuilt(chunk, last=True))
 
-    def _finish(self, rows: list[list[Text]]) -> None:
-        self.add_rows(rows)
-        self.loaded = True
-        if self.producer is not None:
+    @on(RowsBuilt)
+    def _add_built_rows(self, message: RowsBuilt) -> None:
+        self.add_rows(message.rows)
+        if message.last:
+            self.loaded = True
+
+    def watch_loaded(self, loaded: bool) -> None:
+        if loaded and self.producer is not None:
             self.move_cursor(row=self.producer, animate=False, scroll=True)
-        self.post_message(self.Loaded())
 
     def _rows(self, palette: Palette) -> Iterator[list[Text]]:
         producer_style = Style(bold=True, reverse=False, underline=True)

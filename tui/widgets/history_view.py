@@ -26,8 +26,8 @@ class HistoryView(VerticalScroll):
     """One plot per series that the run recorded; series with no values are left out."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "scroll_down", "Down", show=False),
-        Binding("k", "scroll_up", "Up", show=False),
+        Binding("j", "scroll_down", "Down", show=False, id="history.down"),
+        Binding("k", "scroll_up", "Up", show=False, id="history.up"),
     ]
 
     def __init__(self, report: Report, **kwargs) -> None:

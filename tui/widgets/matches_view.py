@@ -4,37 +4,51 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any
 
 from markdown_it import MarkdownIt
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Markdown, OptionList
 from textual.widgets.option_list import Option
 
 from diagnose.report import MatchRef, Report
 from tui.text import literal, num, one_line, safe
+from tui.widgets.match_list import MatchList
 
 
-class MatchList(OptionList):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+@dataclass(frozen=True, eq=False)
+class Lookup:
+    """The installed dataset's records by id, or why it could not be read."""
+
+    records: Mapping[str, Any]
+    error: str | None = None
 
 
 class MatchesView(Horizontal):
-    """The report's matches; records are loaded from the dataset in a worker."""
+    """The report's matches; the dataset is read in a worker, the list works meanwhile.
+
+    Two reactives decide what the page shows: ``shown`` (the highlighted match) and
+    ``lookup`` (None until the worker has read the dataset).
+    """
+
+    shown: reactive[int] = reactive(0)
+    lookup: reactive[Lookup | None] = reactive(None)
+
+    @dataclass
+    class RecordsLoaded(Message):
+        """Posted by the loading worker with what it read."""
+
+        lookup: Lookup
 
     def __init__(self, report: Report, **kwargs) -> None:
         super().__init__(**kwargs)
         self.report = report
-        self.records: dict[str, Any] = {}
-        self.load_error: str | None = None
-        self.loaded = False
 
     def compose(self) -> ComposeResult:
         yield MatchList(id="match-list")
@@ -45,14 +59,11 @@ class MatchesView(Horizontal):
         option_list = self.query_one(MatchList)
         if not self.report.matches:
             option_list.add_option(Option(Text("(no dataset records)", style="dim"), disabled=True))
-            self.query_one(Markdown).update(_no_matches(self.report))
-            self.loaded = True
             return
         for i, ref in enumerate(self.report.matches):
             label = Text(f"{num(ref.score)} ", style="bold").append_text(literal(ref.slug))
             option_list.add_option(Option(label, id=f"match-{i}"))
         option_list.highlighted = 0
-        self._show(0)
         self._load_records()
 
     @work(thread=True, exclusive=True, group="records")
@@ -63,27 +74,37 @@ class MatchesView(Horizontal):
 
             result = load_records()
             records = getattr(result, "records", result)
-            by_id = {str(_get(r, "id")): r for r in records}
-            error = None
+            lookup = Lookup({str(_get(r, "id")): r for r in records})
         except Exception as exc:  # the dataset is optional for showing a report
-            by_id, error = {}, f"{type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._loaded, by_id, error)
+            lookup = Lookup({}, f"{type(exc).__name__}: {exc}")
+        self.post_message(self.RecordsLoaded(lookup))
 
-    def _loaded(self, by_id: dict[str, Any], error: str | None) -> None:
-        self.records, self.load_error, self.loaded = by_id, error, True
-        highlighted = self.query_one(MatchList).highlighted
-        self._show(highlighted or 0)
+    @on(RecordsLoaded)
+    def _records_loaded(self, message: RecordsLoaded) -> None:
+        self.lookup = message.lookup
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+    @on(OptionList.OptionHighlighted, "#match-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_id and event.option_id.startswith("match-"):
-            self._show(int(event.option_id.removeprefix("match-")))
+            self.shown = int(event.option_id.removeprefix("match-"))
 
-    def _show(self, i: int) -> None:
-        if not 0 <= i < len(self.report.matches):
+    def watch_shown(self) -> None:
+        self._show()
+
+    def watch_lookup(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        doc = self.query_one(Markdown)
+        if not self.report.matches:
+            doc.update(_no_matches(self.report))
             return
-        ref = self.report.matches[i]
-        record = self.records.get(ref.record_id)
-        self.query_one(Markdown).update(record_markdown(ref, record, self.loaded, self.load_error))
+        if not 0 <= self.shown < len(self.report.matches):
+            return
+        ref = self.report.matches[self.shown]
+        lookup = self.lookup
+        record = lookup.records.get(ref.record_id) if lookup is not None else None
+        doc.update(record_markdown(ref, record, lookup))
 
 
 def _get(record: Any, key: str) -> Any:
@@ -120,7 +141,7 @@ def _fence(code: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{safe(code)}\n{ticks}"
 
 
-def record_markdown(ref: MatchRef, record: Any, loaded: bool, error: str | None) -> str:
+def record_markdown(ref: MatchRef, record: Any, lookup: Lookup | None) -> str:
     """One record as Markdown; the match reference alone when the record is not at hand."""
     parts = [
         f"## {_inert(ref.slug)}",
@@ -129,10 +150,10 @@ def record_markdown(ref: MatchRef, record: Any, loaded: bool, error: str | None)
     if ref.reason:
         parts.append(f"*Why it matched:* {_inert(ref.reason)}")
     if record is None:
-        if not loaded:
+        if lookup is None:
             parts.append("*Loading the dataset…*")
-        elif error:
-            parts.append(f"*The dataset could not be loaded ({_inert(error)}).*")
+        elif lookup.error:
+            parts.append(f"*The dataset could not be loaded ({_inert(lookup.error)}).*")
         else:
             parts.append("*This record is not in the installed dataset.*")
         return "\n\n".join(parts)

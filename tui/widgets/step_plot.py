@@ -23,10 +23,6 @@ LABEL_WIDTH = 8
 class StepPlot(Widget):
     """Bars per step (bucketed to the width), log-scaled when the series spans decades."""
 
-    DEFAULT_CSS = """
-    StepPlot { height: 6; min-height: 4; }
-    """
-
     event_step: reactive[int | None] = reactive(None)
 
     def __init__(

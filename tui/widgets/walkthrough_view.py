@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -24,18 +25,17 @@ class WalkthroughView(VerticalScroll, can_focus=True):
         Binding("space,enter", "next", "Next", id="walk.next"),
         Binding("backspace,b", "previous", "Back", id="walk.back"),
         Binding("o", "open", "Open view", id="walk.open"),
-        Binding("j", "scroll_down", "Down", show=False),
-        Binding("k", "scroll_up", "Up", show=False),
+        Binding("j", "scroll_down", "Down", show=False, id="walk.down"),
+        Binding("k", "scroll_up", "Up", show=False, id="walk.up"),
     ]
 
     index: reactive[int] = reactive(0)
 
+    @dataclass
     class Open(Message):
         """Show ``tab`` (the view that holds this step in full)."""
 
-        def __init__(self, tab: str) -> None:
-            super().__init__()
-            self.tab = tab
+        tab: str
 
     def __init__(self, report: Report, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -43,22 +43,15 @@ class WalkthroughView(VerticalScroll, can_focus=True):
         self.steps: list[Step] = []
 
     def compose(self) -> ComposeResult:
+        self.steps = build_steps(self.report, Palette.from_app(self.app))
         yield Label(id="walk-title")
         yield Static(id="walk-body")
-
-    def on_mount(self) -> None:
-        self.steps = build_steps(self.report, Palette.from_app(self.app))
-        self._show()
 
     @property
     def step(self) -> Step:
         return self.steps[self.index]
 
     def watch_index(self) -> None:
-        if self.steps:
-            self._show()
-
-    def _show(self) -> None:
         step = self.step
         title = Text(f"Step {self.index + 1} of {len(self.steps)} · ", style="dim")
         title.append(step.title, style="bold")
