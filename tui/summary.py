@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from diagnose.render.numbers import diverging_note, stopped_note
+from diagnose.render.numbers import diverging_note, learning_note, stopped_note
 from diagnose.report import Fix, Report, Symptom
 from tui.text import Palette, literal, num
 
@@ -25,6 +25,11 @@ def headline(report: Report, palette: Palette) -> Text:
         text = Text.assemble(("⏸ INTERRUPTED", _bold(palette.warning)), "  ")
         text.append_text(literal(stopped_note(report) or "the run was stopped"))
         return text
+    learned = learning_note(report)
+    if learned is not None and learned.broken:
+        text = Text.assemble(("✗ NOT LEARNING", _bold(palette.error)), "  ")
+        text.append_text(literal(learned.headline))
+        return text
     if report.status == "clean":
         steps = report.steps_recorded
         text = Text.assemble(
@@ -34,6 +39,9 @@ def headline(report: Report, palette: Palette) -> Text:
         note = diverging_note(report)
         if note:
             text.append(f"; but {note}", style=palette.warning)
+        if learned is not None:
+            text.append("; but ", style=palette.warning)
+            text.append_text(literal(learned.headline))
         return text
     if report.status == "exception" or (event is not None and event.kind == "exception"):
         kind = literal(event.exception_type if event and event.exception_type else "exception")

@@ -29,7 +29,9 @@ def build_steps(report: Report, palette: Palette) -> list[Step]:
         steps.append(Step("The run", _trend(report), "history"))
         steps.append(Step("Next", Text("Nothing to fix. q quits.")))
         return steps
-    if report.event is not None and (
+    if report.status == "silent":
+        steps.append(Step("What the run showed", _trend(report), "history"))
+    elif report.event is not None and (
         report.status == "exception" or report.event.kind == "exception"
     ):
         steps.append(Step("The exception", _exception(report), "matches"))

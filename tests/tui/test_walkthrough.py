@@ -85,3 +85,33 @@ def test_the_headline_of_an_interrupted_run_says_where_it_stopped():
     text = headline(report, Palette()).plain
     assert text.startswith("⏸ INTERRUPTED")
     assert "interrupted at step 7 by SIGTERM [bold]x[/]" in text  # shown as it is, no markup
+
+
+def test_a_run_that_cannot_learn_goes_verdict_run_evidence_fix_next():
+    from diagnose.report import Report
+    from tests.tui.conftest import FIXTURES
+
+    report = Report.load(FIXTURES / "silent_no_zero_grad.json")
+    steps = build_steps(report, Palette())
+    assert [s.title for s in steps] == [
+        "Verdict",
+        "What the run showed",
+        "Evidence",
+        "The fix",
+        "Next",
+    ]
+    assert steps[0].body.plain.startswith(
+        "✗ NOT LEARNING  the run stayed finite, but gradients are never cleared"
+    )
+    assert steps[3].body.plain.startswith("Clear the gradients before each backward")
+
+
+async def test_the_app_opens_a_silent_report_on_its_verdict():
+    from diagnose.report import Report
+    from tests.tui.conftest import FIXTURES
+
+    app = DiagnoseApp(Report.load(FIXTURES / "silent_no_zero_grad.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        title = str(app.query_one("#walk-title").render())
+        assert "Step 1 of 5 · Verdict" in title

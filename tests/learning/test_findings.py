@@ -1,0 +1,142 @@
+"""From a finite run's evidence to symptoms: what each finding rests on, and what it is not.
+
+The evidence here is the plain data a run's report carries (``Learning`` and the step
+history), written out as a run of that length would leave it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from diagnose.learning.findings import BROKEN, detect_learning_symptoms, is_broken
+from diagnose.report import Learning, LossInput, ModuleNote, Report, ScriptInfo, StepRecord
+
+
+def _report(learning: Learning, losses: list[float] = (), lrs: list[float] = ()) -> Report:
+    n = max(len(losses), len(lrs))
+    history = [
+        StepRecord(
+            step=i,
+            loss=losses[i] if i < len(losses) else None,
+            lr=lrs[i] if i < len(lrs) else None,
+            grad_norm=1.0,
+        )
+        for i in range(n)
+    ]
+    return Report(
+        status="clean", script=ScriptInfo(path="train.py"), history=history, learning=learning
+    )
+
+
+def _ids(report: Report) -> list[str]:
+    return [s.id for s in detect_learning_symptoms(report)]
+
+
+def _steps(n: int) -> Learning:
+    return Learning(backward_passes=n, optimizer_steps=n, optimizers=1, weight_change=0.3)
+
+
+def test_a_run_that_learns_has_no_finding() -> None:
+    losses = [2.3 * math.exp(-i / 40) + 0.1 for i in range(200)]
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=10)]
+    assert _ids(_report(evidence, losses)) == []
+
+
+def test_steps_on_uncleared_gradients_need_every_checked_step_uncleared() -> None:
+    never = _steps(20).model_copy(update={"clear_checked": 12, "uncleared": 12})
+    once = _steps(20).model_copy(update={"clear_checked": 12, "uncleared": 11})
+    assert _ids(_report(never)) == ["gradients-never-cleared"]
+    assert _ids(_report(once)) == []
+
+
+def test_backward_without_a_step_needs_an_optimizer_and_a_few_passes() -> None:
+    assert _ids(_report(Learning(backward_passes=5, optimizers=1))) == ["backward-without-step"]
+    assert _ids(_report(Learning(backward_passes=5, optimizers=0))) == []  # updates by hand
+    assert _ids(_report(Learning(backward_passes=2, optimizers=1))) == []
+
+
+def test_a_cut_that_leaves_a_small_part_without_gradient_is_not_called_broken() -> None:
+    small = _steps(30).model_copy(
+        update={
+            "optimized_elements": 1000,
+            "no_gradient": [ModuleNote(name="Model.pooler", type="Linear", parameters=50)],
+        }
+    )
+    large = small.model_copy(
+        update={"no_gradient": [ModuleNote(name="Model.body", type="Linear", parameters=900)]}
+    )
+    assert _ids(_report(small)) == []  # an unused layer, not a cut worth a claim
+    [cut] = detect_learning_symptoms(_report(large))
+    assert cut.id == "gradient-flow-cut" and cut.confidence >= BROKEN
+
+
+def test_a_loss_at_chance_needs_a_run_long_enough_and_moving_weights() -> None:
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=10)]
+    flat = [math.log(10) + 0.01 * ((-1) ** i) for i in range(200)]
+    [found] = detect_learning_symptoms(_report(evidence, flat))
+    assert found.id == "loss-at-chance" and "ln(10) = 2.3" in found.evidence[0]
+    assert _ids(_report(evidence, flat[:20])) == []  # too short to show a trend
+    still = evidence.model_copy(update={"weight_change": 1e-7})
+    assert _ids(_report(still, flat)) == ["lr-too-low"]  # the weights never moved
+
+
+def test_a_short_run_gets_a_weaker_claim_than_a_long_one() -> None:
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=4)]
+    flat = [math.log(4)] * 200
+    short = detect_learning_symptoms(_report(evidence, flat[:40]))[0].confidence
+    long = detect_learning_symptoms(_report(evidence, flat))[0].confidence
+    assert short < long and short < BROKEN <= long
+
+
+def test_an_lr_schedule_that_collapses_early_is_found_but_a_cosine_to_zero_is_not() -> None:
+    collapse = [0.1 * 0.1 ** (i // 2) for i in range(100)]
+    cosine = [0.05 * (1 + math.cos(math.pi * i / 99)) for i in range(100)]
+    warm_then_cosine = [0.1 * (i + 1) / 10 for i in range(10)] + cosine[:90]
+    assert _ids(_report(_steps(100), lrs=collapse)) == ["lr-schedule-collapse"]
+    assert _ids(_report(_steps(100), lrs=cosine)) == []
+    assert _ids(_report(_steps(100), lrs=warm_then_cosine)) == []
+
+
+def test_raw_inputs_are_a_strong_sign_only_when_the_loss_does_not_fall() -> None:
+    evidence = _steps(200).model_copy(
+        update={"input_module": "Net.fc1", "input_mean": 128.0, "input_std": 60.0}
+    )
+    evidence.losses = [LossInput(function="cross_entropy", classes=2)]
+    flat = [0.69] * 200
+    falling = [0.69 * math.exp(-i / 30) for i in range(200)]
+    [stuck] = detect_learning_symptoms(_report(evidence, flat))
+    [learning] = detect_learning_symptoms(_report(evidence, falling))
+    assert stuck.id == learning.id == "unnormalized-inputs"
+    assert stuck.confidence >= BROKEN > learning.confidence
+
+
+def test_a_structural_cause_is_not_restated_as_a_flat_curve() -> None:
+    evidence = _steps(200).model_copy(update={"clear_checked": 50, "uncleared": 50})
+    evidence.losses = [LossInput(function="cross_entropy", classes=10)]
+    assert _ids(_report(evidence, [math.log(10)] * 200)) == ["gradients-never-cleared"]
+
+
+def test_probabilities_into_a_logit_loss_name_the_producer() -> None:
+    evidence = _steps(10)
+    evidence.losses = [LossInput(function="cross_entropy", classes=3, producer="softmax")]
+    [found] = detect_learning_symptoms(_report(evidence))
+    assert found.id == "probabilities-into-logit-loss"
+    assert "the output of softmax" in found.evidence[0] and "raw logits" in found.evidence[0]
+
+
+def test_only_a_finding_sure_enough_calls_the_run_broken() -> None:
+    evidence = _steps(200).model_copy(
+        update={"input_module": "Net.fc1", "input_mean": 128.0, "input_std": 60.0}
+    )
+    falling = [1.0 * math.exp(-i / 30) for i in range(200)]
+    symptoms = detect_learning_symptoms(_report(evidence, falling))
+    assert symptoms and not is_broken(symptoms)
+
+
+def test_a_run_with_an_event_gets_no_learning_finding() -> None:
+    report = _report(Learning(backward_passes=5, optimizers=1))
+    report.status = "nonfinite"
+    assert detect_learning_symptoms(report) == []
