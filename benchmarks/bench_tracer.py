@@ -1,6 +1,7 @@
 """Tracer overhead, side by side and interleaved: training-step time per watcher.
 
-Compares no watcher, ``diagnose.Tracer()``, the Tracer with every step detailed
+Compares no watcher, ``diagnose.Tracer()``, the Tracer beside the learning watch (what
+``diagnose train.py`` runs), the Tracer with every step detailed
 (``detail_every=1``), transformers' ``DebugUnderflowOverflow`` and
 ``torch.autograd.detect_anomaly`` on a 4-layer MLP, a tiny random T5 and a tiny random
 GPT-2 (built from configs, no download). Each watcher trains ``--steps`` steps in turn, for
@@ -110,6 +111,7 @@ class Runner:
         self.steady: list[float] = []  # the steps after a block's first
         self.cpu: list[float] = []
         self.tracer: diagnose.Tracer | None = None
+        self.learning: Any = None
         self.steps = 0
         self.syncs = 0
         self.peak = 0
@@ -119,10 +121,19 @@ class Runner:
             DebugUnderflowOverflow(model)
         elif name == "diagnose.Tracer":
             self.tracer = diagnose.Tracer()
+        elif name == "Tracer + learning watch":
+            from diagnose.learning.watch import LearningWatch
+
+            self.tracer, self.learning = diagnose.Tracer(), LearningWatch()
         elif name == "Tracer every step":
             self.tracer = diagnose.Tracer(detail_every=1)
 
     def context(self) -> Any:
+        if self.learning is not None:  # what `diagnose train.py` runs: both, side by side
+            stack = contextlib.ExitStack()
+            stack.enter_context(self.tracer)
+            stack.enter_context(self.learning)
+            return stack
         if self.tracer is not None:
             return self.tracer  # entered again for each block: its steps go on counting
         if self.name == "detect_anomaly":
@@ -153,6 +164,7 @@ class Runner:
 WATCHERS = [
     "none",
     "diagnose.Tracer",
+    "Tracer + learning watch",
     "Tracer every step",
     "DebugUnderflowOverflow",
     "detect_anomaly",

@@ -52,6 +52,9 @@ class RunOptions:
     before_run: Callable[[Report], None] | None = field(default=None, repr=False, compare=False)
     """Called once the script and config file are known good, just before the script runs,
     with a report of the run as it starts (the CLI claims the ``--report`` path with it)."""
+    on_early_sign: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    """Called with one line when a finding about not learning is already sure mid-run (the
+    run goes on; it is judged again at its end)."""
     on_hard_exit: Callable[[Report, int], None] | None = field(
         default=None, repr=False, compare=False
     )
@@ -191,7 +194,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         detail_every=options.detail_every,
         stop_with=NonFiniteStop,
     )
-    learning = LearningWatch()
+    learning = LearningWatch(on_early=options.on_early_sign)
     remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
     stopped: str | None = None  # what interrupted the run

@@ -181,10 +181,18 @@ def _run_here(args: argparse.Namespace, options, target: ReportFile | None, fmt:
     options.on_hard_exit = lambda raw, code: _hard_exit(
         raw, code, script, options, target, fmt, stdout
     )
+    options.on_early_sign = lambda line: _say(f"{args.script}: {line} (the run goes on)")
     with _script_output(fmt):
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
     return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
+
+
+def _say(line: str) -> None:
+    """One line of diagnose's own on stderr while the script runs (its output untouched)."""
+    from diagnose.safetext import one_line
+
+    print(f"diagnose: {one_line(line)}", file=sys.stderr, flush=True)
 
 
 def _script_output(fmt: str) -> contextlib.AbstractContextManager:

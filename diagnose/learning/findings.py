@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 
 from diagnose.formatting import num
-from diagnose.report import Learning, ModuleNote, Report, Symptom
+from diagnose.report import Learning, ModuleNote, Report, ScriptInfo, Symptom
 
 BROKEN = 0.8  # a finding at least this confident calls the run broken
 MIN_CURVE = 30  # loss points before a curve finding is made
@@ -51,6 +51,16 @@ def detect_learning_symptoms(report: Report) -> list[Symptom]:
     for symptom in found:
         symptom.title = TITLES[symptom.id]
     return sorted(found, key=lambda s: -s.confidence)
+
+
+def early_signs(learning: Learning) -> list[Symptom]:
+    """The structural findings already sure while the run goes on (said early, judged at the
+    end again with the whole run's evidence)."""
+    bare = Report(status="clean", script=ScriptInfo(path=""), learning=learning)
+    found = [s for detect in STRUCTURAL if (s := detect(learning, bare)) is not None]
+    for symptom in found:
+        symptom.title = TITLES[symptom.id]
+    return [s for s in found if s.confidence >= BROKEN]
 
 
 def _first_causes(learning: Learning, report: Report) -> list[Symptom]:

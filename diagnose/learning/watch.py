@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -28,13 +29,17 @@ from diagnose.report import Learning
 TRACKED_PASSES = 3  # backward passes the module hooks stay on for
 _SAMPLE_EVERY = 16
 _SERIES = 512  # loss points kept for a run without optimizer steps
+_EARLY_STEPS = (TRACKED_PASSES + 2, 20)  # when the sure findings are said during the run
+_EARLY_PASSES = (10,)  # backward passes with no step yet
 
 
 class LearningWatch:
     """Gathers whether the run can learn; ``evidence()`` is the ``Learning`` of the run so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_early: Callable[[str], None] | None = None) -> None:
         self.errors = ErrorLog()
+        self._on_early = on_early
+        self._said: set[str] = set()
         self._patcher = Patcher(self.errors)
         self._stack = contextlib.ExitStack()
         self._optimizers: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -126,6 +131,8 @@ class LearningWatch:
         self._check_mode(optimizers)
         if not self._constructed:
             self._without_optimizer(loss)
+        elif self._backward in _EARLY_PASSES and not self._steps:
+            self._say_early(f"backward pass {self._backward}")
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._optimizers.add(optimizer)
@@ -138,6 +145,8 @@ class LearningWatch:
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._steps += 1
+        if self._steps in _EARLY_STEPS:
+            self._say_early(f"step {self._steps}")
         if self._steps <= TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
             self._motion.measure()
 
@@ -171,6 +180,18 @@ class LearningWatch:
         if len(self._series) >= _SERIES:
             self._series = self._series[::2]
             self._stride *= 2
+
+    def _say_early(self, when: str) -> None:
+        """A finding that is sure after a few steps is said now; the run goes on."""
+        if self._on_early is None:
+            return
+        from diagnose.learning.findings import early_signs
+
+        for symptom in early_signs(self.evidence()):
+            if symptom.id not in self._said:
+                self._said.add(symptom.id)
+                title = symptom.title or symptom.id
+                self._on_early(f"early sign at {when}: {title[0].lower()}{title[1:]}")
 
     # -- the evidence ------------------------------------------------------------------------
 

@@ -122,7 +122,7 @@ def learning_note(report: Report) -> LearningNote | None:
     title = top.title or LEARNING_TITLES[top.id]
     broken = report.status == "silent"
     headline = (
-        f"the run stayed finite, but {title[0].lower()}{title[1:]}"
+        f"the run stayed finite, but training is broken: {title[0].lower()}{title[1:]}"
         if broken
         else f"{title} (a weak sign: confidence {top.confidence:.2f})"
     )

@@ -101,7 +101,7 @@ def test_a_run_that_cannot_learn_goes_verdict_run_evidence_fix_next():
         "Next",
     ]
     assert steps[0].body.plain.startswith(
-        "✗ NOT LEARNING  the run stayed finite, but gradients are never cleared"
+        "✗ NOT LEARNING  the run stayed finite, but training is broken: gradients are never cleared"
     )
     assert steps[3].body.plain.startswith("Clear the gradients before each backward")
 
