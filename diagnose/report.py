@@ -338,6 +338,11 @@ class LossInput(_Model):
     broadcast_shape: list[int] = Field(
         default_factory=list, description="The shape both were broadcast to."
     )
+    misplaced_classes: bool = Field(
+        False,
+        description="A 3-D or larger input took its classes from dim 1, but a linear layer made "
+        "its last dim (the features it outputs) with no permute between.",
+    )
     location: Location | None = Field(None, description="The user's line that called the loss.")
 
 

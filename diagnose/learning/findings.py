@@ -33,6 +33,7 @@ TITLES = {
     "lr-schedule-collapse": "The lr schedule falls to almost nothing early in the run",
     "lr-too-low": "The learning rate is too low to move the weights",
     "loss-at-chance": "The loss stays at the chance level",
+    "class-axis-misplaced": "The loss takes its classes from the wrong axis",
     "unnormalized-inputs": "The model's inputs are far from normalised",
 }
 
@@ -200,6 +201,22 @@ def target_broadcast(learning: Learning, report: Report) -> Symptom | None:
     return None
 
 
+def misplaced_classes(learning: Learning, report: Report) -> Symptom | None:
+    for loss in learning.losses:
+        if loss.misplaced_classes:
+            shape = tuple(loss.input_shape)
+            return Symptom(
+                id="class-axis-misplaced",
+                confidence=0.85,
+                evidence=[
+                    f"{loss.function} got an input of shape {shape}: it reads the classes from "
+                    f"dim 1 (size {shape[1]}), but a linear layer made the last dim (size "
+                    f"{shape[-1]}), the scores per class; the other axis is used as the classes"
+                ],
+            )
+    return None
+
+
 def eval_mode(learning: Learning, report: Report) -> Symptom | None:
     if learning.mode_checked < 3 or learning.eval_mode < learning.mode_checked:
         return None
@@ -312,6 +329,7 @@ STRUCTURAL: list[Detector] = [
     graph_cut,
     probabilities_into_logits,
     target_broadcast,
+    misplaced_classes,
     eval_mode,
 ]
 CURVE_INDEPENDENT: list[Detector] = [schedule_collapse]

@@ -26,6 +26,8 @@ _REGRESSION = {
     "HuberLossBackward0": "huber_loss",
 }
 _LOGITS = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits"}
+_LINEAR = ("AddmmBackward0", "MmBackward0", "BmmBackward0", "UnsafeViewBackward0")
+_PLAIN_VIEWS = ("ViewBackward0", "ReshapeAliasBackward0", "CloneBackward0", "ToCopyBackward0")
 _PRODUCERS = {"SoftmaxBackward0": "softmax", "SigmoidBackward0": "sigmoid"}
 _VIEWS = (
     "ViewBackward0",
@@ -82,16 +84,20 @@ class LossWatch:
 
     def _class_loss(self, node: Any) -> None:
         source = _input(node)
-        via_log_softmax = type(source).__name__ == "LogSoftmaxBackward0"
+        log_softmax = _skip_views(source)
+        via_log_softmax = type(log_softmax).__name__ == "LogSoftmaxBackward0"
         entry = self._entry("cross_entropy" if via_log_softmax else "nll_loss")
-        shape = _shape(node, "_saved_self")
+        shape = _shape(log_softmax, "_saved_result") if via_log_softmax else []
+        shape = shape or _shape(node, "_saved_self")
         entry.input_shape = shape
         entry.target_shape = _shape(node, "_saved_target")
         if shape:
             entry.classes = shape[1] if len(shape) >= 2 else shape[0]
-        made_by = _producer(_input(source) if via_log_softmax else source)
+        made_by = _producer(_input(log_softmax) if via_log_softmax else source)
         entry.producer = entry.producer or made_by
         entry.probabilities = entry.probabilities or made_by is not None
+        if via_log_softmax and _classes_from_features(log_softmax, shape):
+            entry.misplaced_classes = True
 
     def _regression_loss(self, function: str, node: Any) -> None:
         entry = self._entry(function)
@@ -107,6 +113,30 @@ class LossWatch:
                 entry.broadcast_shape = expanded
                 return
         entry.input_shape = expanded
+
+
+def _skip_views(node: Any) -> Any:
+    for _ in range(4):
+        if node is None or type(node).__name__ not in _VIEWS:
+            return node
+        node = _input(node)
+    return node
+
+
+def _classes_from_features(log_softmax: Any, shape: list[int]) -> bool:
+    """log_softmax over dim 1 of an (N, T, C) input whose last dim a linear layer made:
+    the time (or sequence) axis is taken as the classes."""
+    if len(shape) < 3 or getattr(log_softmax, "_saved_dim", None) != 1 or shape[1] == shape[-1]:
+        return False
+    node = _input(log_softmax)
+    for _ in range(4):
+        kind = type(node).__name__ if node is not None else ""
+        if kind in _LINEAR:
+            return True
+        if kind not in _PLAIN_VIEWS and kind not in ("AddBackward0",):
+            return False
+        node = _input(node)
+    return False
 
 
 def _loss_nodes(root: Any) -> list[Any]:
