@@ -56,7 +56,7 @@ from diagnose.tracer.history import StepHistory
 from diagnose.tracer.investigate import Scene, investigate
 from diagnose.tracer.names import ModuleNames
 from diagnose.tracer.roots import RAISED, RootCalls
-from diagnose.tracer.stats import is_checked, iter_tensors, local_tensor, shape_of
+from diagnose.tracer.stats import is_checked, local_tensor, shape_of
 from diagnose.tracer.window import (
     MAX_WINDOW,
     Figures,
@@ -65,6 +65,8 @@ from diagnose.tracer.window import (
     Scan,
     Window,
     add_norms,
+    input_entries,
+    output_entries,
     scan,
     scan_clean,
 )
@@ -309,11 +311,11 @@ class Tracer:
         # The hot path: one aminmax per new float tensor, one small record, no host read.
         window = self._window
         stack = window.stack
-        outs, out_tensors, hook_on = _outputs(output, window)
+        outs, out_tensors, hook_on = output_entries(output, window)
         rec = Rec("call", "forward", self.step, module, outs, call)
         if stack:
             rec.parent = stack[-1]
-        _inputs(rec.ins, args, kwargs, window.slot)
+        input_entries(rec.ins, args, kwargs, window.slot)
         rec.args, rec.kwargs = args, kwargs
         window.recs.append(rec)
         if hook_on is not None and self.backward and not module._parameters and not self._light:
@@ -338,7 +340,7 @@ class Tracer:
         if not self._replaying:
             window.nograd_forward = not rec.grad_enabled
             if self._light and self.backward and rec.grad_enabled:
-                _keep_output_grads(rec, outputs)
+                replay.keep_output_grads(rec, outputs)
             self._start_watch()
 
     def _fault(self, what: str, exc: Exception) -> None:
@@ -642,61 +644,6 @@ class Tracer:
             warnings=list(self._faults),
             history_note=self._rows.note(),
         )
-
-
-def _outputs(
-    output: Any, window: Window
-) -> tuple[list[Any], list[torch.Tensor], torch.Tensor | None]:
-    """A call's output entries, its tensors, and the first one that is new (not a child's
-    output passed on), whose autograd node a gradient hook goes on."""
-    slot, seen = window.slot, window.seen
-    if type(output) is torch.Tensor:
-        fresh = id(output) not in seen  # a container passing on its child's output
-        return (
-            [("output", output.dtype, shape_of(output), slot(output))],
-            [output],
-            (output if fresh else None),
-        )
-    outs, tensors, hook_on = [], [], None
-    for name, t in iter_tensors(output, "output"):
-        if hook_on is None and id(t) not in seen:
-            hook_on = t
-        outs.append((name, t.dtype, shape_of(t), slot(t)))
-        tensors.append(t)
-    return outs, tensors, hook_on
-
-
-def _inputs(ins: list[Any], args: Any, kwargs: Any, slot: Any) -> None:
-    """The entries of a call's tensor arguments, positional then keyword."""
-    for i, t in enumerate(args):
-        if type(t) is torch.Tensor:
-            ins.append((f"input[{i}]", t.dtype, shape_of(t), slot(t)))
-        elif t is not None and not isinstance(t, (int, float, str, bool)):
-            ins.extend(
-                (n, u.dtype, shape_of(u), slot(u)) for n, u in iter_tensors(t, f"input[{i}]")
-            )
-    if kwargs:
-        for key, value in kwargs.items():
-            if type(value) is torch.Tensor:
-                ins.append((key, value.dtype, shape_of(value), slot(value)))
-            elif value is not None and not isinstance(value, (int, float, str, bool)):
-                ins.extend((n, u.dtype, shape_of(u), slot(u)) for n, u in iter_tensors(value, key))
-
-
-def _keep_output_grads(rec: Rec, outputs: list[torch.Tensor]) -> None:
-    """On a light step, keep the gradients that reach the root's outputs: with them an event
-    found at the step can replay the model's backward with every module watched.
-
-    A model that returns its own loss (a 0-dim output, e.g. a transformers model given
-    labels) is differentiated from it, so only its gradient is kept: the logits' would count
-    the same path twice in a replay, and can be large.
-    """
-    rec.grads = grads = {}
-    outs = [(i, t) for i, t in enumerate(outputs) if t.grad_fn is not None and is_checked(t)]
-    for i, t in [o for o in outs if o[1].dim() == 0] or outs:
-        # The hook is C code (a dict store of the node's incoming gradients): backward runs
-        # no Python frame for it.
-        t.grad_fn.register_prehook(partial(grads.__setitem__, (i, t.output_nr)))
 
 
 def _distributed() -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import torch
@@ -216,6 +217,22 @@ def replay_module_backward(
                 return finding, call
         call = calls.get(call.parent)
     return None
+
+
+def keep_output_grads(rec: Rec, outputs: list[torch.Tensor]) -> None:
+    """On a light step, keep the gradients that reach the root's outputs: with them an event
+    found at the step can replay the model's backward with every module watched.
+
+    A model that returns its own loss (a 0-dim output, e.g. a transformers model given
+    labels) is differentiated from it, so only its gradient is kept: the logits' would count
+    the same path twice in a replay, and can be large.
+    """
+    rec.grads = grads = {}
+    outs = [(i, t) for i, t in enumerate(outputs) if t.grad_fn is not None and is_checked(t)]
+    for i, t in [o for o in outs if o[1].dim() == 0] or outs:
+        # The hook is C code (a dict store of the node's incoming gradients): backward runs
+        # no Python frame for it.
+        t.grad_fn.register_prehook(partial(grads.__setitem__, (i, t.output_nr)))
 
 
 def replay_window(

@@ -19,7 +19,14 @@ from typing import Any
 import torch
 
 from diagnose.tracer import ops
-from diagnose.tracer.stats import NEAR_LIMIT_FACTOR, dtype_max, is_checked, local_tensor
+from diagnose.tracer.stats import (
+    NEAR_LIMIT_FACTOR,
+    dtype_max,
+    is_checked,
+    iter_tensors,
+    local_tensor,
+    shape_of,
+)
 
 MAX_WINDOW = 1 << 14  # records before a window is read even without a step boundary
 SCALE_COLLAPSE = 1.0  # a loss scale below this: gradients are non-finite at any scale
@@ -216,6 +223,45 @@ class Window:
             device = items[0].device
             stacked = torch.stack([t.to(device) for t in items])
         return stacked.tolist(), offsets
+
+
+def output_entries(
+    output: Any, window: Window
+) -> tuple[list[Any], list[torch.Tensor], torch.Tensor | None]:
+    """A call's output entries, its tensors, and the first one that is new (not a child's
+    output passed on), whose autograd node a gradient hook goes on."""
+    slot, seen = window.slot, window.seen
+    if type(output) is torch.Tensor:
+        fresh = id(output) not in seen  # a container passing on its child's output
+        return (
+            [("output", output.dtype, shape_of(output), slot(output))],
+            [output],
+            (output if fresh else None),
+        )
+    outs, tensors, hook_on = [], [], None
+    for name, t in iter_tensors(output, "output"):
+        if hook_on is None and id(t) not in seen:
+            hook_on = t
+        outs.append((name, t.dtype, shape_of(t), slot(t)))
+        tensors.append(t)
+    return outs, tensors, hook_on
+
+
+def input_entries(ins: list[Any], args: Any, kwargs: Any, slot: Any) -> None:
+    """The entries of a call's tensor arguments, positional then keyword."""
+    for i, t in enumerate(args):
+        if type(t) is torch.Tensor:
+            ins.append((f"input[{i}]", t.dtype, shape_of(t), slot(t)))
+        elif t is not None and not isinstance(t, (int, float, str, bool)):
+            ins.extend(
+                (n, u.dtype, shape_of(u), slot(u)) for n, u in iter_tensors(t, f"input[{i}]")
+            )
+    if kwargs:
+        for key, value in kwargs.items():
+            if type(value) is torch.Tensor:
+                ins.append((key, value.dtype, shape_of(value), slot(value)))
+            elif value is not None and not isinstance(value, (int, float, str, bool)):
+                ins.extend((n, u.dtype, shape_of(u), slot(u)) for n, u in iter_tensors(value, key))
 
 
 class NormLayouts:
