@@ -350,6 +350,29 @@ def test_zero_counts_and_signed_bounds_tell_zero_from_negative_inputs():
     assert log_of_negative["op_input.min"] == -0.5
 
 
+def test_op_input_facts_read_the_recorded_numbers_and_no_prose():
+    inputs = [
+        {"name": "input[0]", "abs_min": 0.02, "abs_max": 3.0},
+        {"name": "input[1]", "abs_min": 0.5, "abs_max": 2.5},
+    ]
+    values = [
+        {"name": "input[0]", "min_abs": 0.02, "max_abs": 3.0},
+        {"name": "input[1]", "min_abs": 0.0, "max_abs": 2.5},  # a zero abs_min leaves out
+    ]
+    f = facts_of(event={"op": "div", "op_inputs": inputs, "op_input_values": values})
+    assert (f["op_input.divisor_has_zero"], f["op_input.min_abs"]) == (True, 0.0)
+    # prose that says otherwise is text for people: the recorded numbers decide
+    f = facts_of(
+        event={
+            "op": "div",
+            "op_inputs": inputs,
+            "op_input_values": [{**v, "min_abs": 0.5} for v in values],
+            "details": ["div received min |x| = 0, max |x| = 3; min |x| = 0, max |x| = 2.5"],
+        }
+    )
+    assert (f["op_input.divisor_has_zero"], f["op_input.min_abs"]) == (False, 0.5)
+
+
 def test_counted_targets_decide_all_targets_ignored():
     def targets(total, ignored):
         return facts_of(
