@@ -229,7 +229,7 @@ def test_adam_eps_in_pure_fp16_ranks_raise_eps_first():
         )
     )
     assert fix_ids(report)[0] == "raise-adam-eps"
-    assert "eps=1e-8 is 0 in fp16" in report.fixes[0].evidence[0]
+    assert "eps=1.0e-8 is 0 in fp16" in report.fixes[0].evidence[0]
 
 
 def test_clipping_before_unscale_ranks_unscale_first():

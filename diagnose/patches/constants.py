@@ -17,9 +17,11 @@ import libcst as cst
 from diagnose.facts.extract import extract_facts, op_dtype
 from diagnose.facts.heuristics import DTYPE_MAX
 from diagnose.patches.context import EPS, PatchContext, Patched, same_file
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, number
 
 
+@patcher("representable-constant")
 def representable_constant(ctx: PatchContext) -> Patched:
     dtype = op_dtype(ctx.report.event)
     if dtype is None:
@@ -50,6 +52,7 @@ def representable_constant(ctx: PatchContext) -> Patched:
     )
 
 
+@patcher("representable-eps")
 def representable_eps(ctx: PatchContext) -> Patched:
     facts, _ = extract_facts(ctx.report)
     eps, dtype = facts.get("op_input.eps_lost"), facts.get("op_input.eps_dtype")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, dotted, format_number, number, with_keyword
 
 FACTOR = 10.0
@@ -29,6 +30,7 @@ DEFAULT_LR = {
 }
 
 
+@patcher("lower-learning-rate")
 def lower_learning_rate(ctx: PatchContext) -> Patched:
     script = ctx.script
     calls = script.optimizer_calls()
