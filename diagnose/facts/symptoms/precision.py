@@ -116,7 +116,7 @@ def adam_eps_underflow(f: Facts, report: Report) -> Symptom | None:
         confidence=min(confidence, 0.95),
         evidence=[
             f"{f.get('optimizer')} eps={num(f.get('adam.eps'))}{default} is 0 in fp16 "
-            "(the smallest fp16 number is 6e-8): sqrt(v) + eps can be 0 and the update divides by it"
+            "(the smallest fp16 number is 6.0e-8): sqrt(v) + eps can be 0 and the update divides by it"
         ],
     )
 
