@@ -289,10 +289,8 @@ def _config(report: Report, s: _Style) -> list[str]:
         f"GradScaler {'yes' if c.grad_scaler else 'no'}",
     ]
     lines = [s.bold("Config"), "  " + "; ".join(parts)]
-    extra = c.model_extra or {}
-    for framework in ("transformers", "lightning"):
-        info = extra.get(framework)
-        if isinstance(info, dict):
+    for framework, info in (("transformers", c.transformers), ("lightning", c.lightning)):
+        if info is not None:
             keys = (
                 "precision",
                 "learning_rate",
