@@ -593,3 +593,28 @@ def test_a_title_comes_from_the_declaration():
     assert [(s.id, s.title) for s in found] == [
         ("log-domain", "log of zero or of a negative number")
     ]
+
+
+def test_clipping_before_unscale_in_a_real_run_is_a_fact():
+    """The capture records clip_after_unscale with the clipping it saw, under a real scaler."""
+    import torch
+
+    from diagnose.capture import ConfigCapture
+
+    with ConfigCapture() as capture:
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for _ in range(2):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(torch.randn(8, 4)).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # before unscale_: wrong
+            scaler.unscale_(optimizer)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+        config = capture.snapshot()
+    facts = facts_of(config=config)
+    assert facts["grad_scaler"] is True and facts["scaler.clip_before_unscale"] is True

@@ -382,7 +382,9 @@ def _clip_facts(config: Config, facts: Facts) -> None:
         facts["grad_clip.kind"] = clip.kind
         facts["grad_clip.max"] = num(clip.max)
     facts["grad_scaler"] = config.grad_scaler
-    after = config.clip_after_unscale
+    # the capture records it with the clipping; a config file may give it on its own
+    after = clip.clip_after_unscale if clip is not None else None
+    after = config.clip_after_unscale if after is None else after
     if config.grad_scaler and clip is not None and isinstance(after, bool):
         facts["scaler.clip_before_unscale"] = not after
 
