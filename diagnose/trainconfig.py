@@ -28,6 +28,8 @@ from pydantic import (
 # A hyper-parameter as the capture writes it: a number of the type it had, a bool, or the
 # string "inf"/"-inf"/"nan" for a non-finite value (strict JSON has no such numbers).
 Value = bool | int | float | str
+# ... or, for some optimizers, a list of them (Adafactor's eps is a pair, its first maybe null)
+Setting = Value | list[Value | None]
 
 
 class Declared(BaseModel):
@@ -111,10 +113,10 @@ class ParamGroup(Declared):
     """One param group of an optimizer: its hyper-parameters (any the optimizer keeps) and
     the parameters it trains."""
 
-    lr: Value | None = None
-    initial_lr: Value | None = None
-    eps: Value | None = None
-    weight_decay: Value | None = None
+    lr: Setting | None = None
+    initial_lr: Setting | None = None
+    eps: Setting | None = None
+    weight_decay: Setting | None = None
     num_params: int | None = None
     numel: int | None = None
     dtypes: list[str] | None = None

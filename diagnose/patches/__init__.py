@@ -9,6 +9,7 @@ A fix without a concrete patch keeps its example patch and says why in ``patch_n
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +20,10 @@ from diagnose.report import Report
 
 __all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch", "patcher"]
 
-# Each kind registers its patchers (``@patcher(fix_id)``) when it is imported.
-KINDS = ("lr", "clipping", "precision", "guards", "loops", "init", "scaling", "warmup", "constants")
-for _kind in KINDS:
-    importlib.import_module(f"{__name__}.{_kind}")
+# Each kind registers its patchers (``@patcher(fix_id)``) when it is imported, so every module
+# here is imported: a new kind needs no line anywhere else.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 @dataclass
