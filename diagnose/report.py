@@ -26,6 +26,11 @@ from pydantic_core import PydanticSerializationError
 from diagnose.atomic import write_atomic
 from diagnose.errors import read_user_text
 from diagnose.safetext import json_text
+from diagnose.trainconfig import (  # noqa: F401 (GradClip: part of the model)
+    Config,
+    GradClip,
+    readable_config,
+)
 
 REPORT_VERSION = 1
 
@@ -256,21 +261,6 @@ class ScriptInfo(_Model):
     )
 
 
-class GradClip(_Model):
-    kind: Literal["norm", "value"]
-    max: float
-
-
-class Config(_Model):
-    """Training config captured from the run; free-form beyond the keys below."""
-
-    precision: str = "unknown"
-    optimizer: str | None = None
-    lr: float | None = None
-    grad_clip: GradClip | None = None
-    grad_scaler: bool = False
-
-
 class Symptom(_Model):
     id: str
     confidence: float = Field(ge=0.0, le=1.0)
@@ -442,6 +432,10 @@ class Report(_Model):
                 f"report format version {version} is newer than this diagnose knows "
                 f"({REPORT_VERSION}); showing what it can read"
             )
+        if isinstance(data.get("config"), dict):
+            config, dropped = readable_config(data["config"])
+            data = {**data, "config": config}
+            warnings += dropped
         try:
             report = cls.model_validate(data)
         except ValidationError as exc:

@@ -28,7 +28,7 @@ from diagnose.facts.heuristics import (
     threshold,
     typical_lr,
 )
-from diagnose.report import Report
+from diagnose.report import Config, Report
 
 Facts = dict[str, Any]
 
@@ -315,25 +315,19 @@ def _any_known(values: Iterable[bool | None]) -> bool | None:
 
 def _config_facts(report: Report, facts: Facts) -> None:
     config = report.config
-    precision = get(config, "precision") or "unknown"
+    precision = config.precision or "unknown"
     facts["precision"] = precision
     event_dtype = facts.get("event.dtype")
     facts["precision.fp16"] = precision in ("fp16", "fp16-autocast") or event_dtype == "float16"
     facts["precision.low"] = (
         facts["precision.fp16"] or precision.startswith("bf16") or (event_dtype == "bfloat16")
     )
-    optimizer = get(config, "optimizer")
-    key = optimizer.rsplit(".", 1)[-1].lower() if isinstance(optimizer, str) and optimizer else None
+    optimizer = config.optimizer
+    key = optimizer.rsplit(".", 1)[-1].lower() if optimizer else None
     facts["optimizer"] = optimizer
     facts["optimizer.key"] = key
     facts["optimizer.adam_family"] = key in heuristics().get("adam_family", []) if key else None
-    groups = [g for g in (get(config, "param_groups") or []) if isinstance(g, dict)]
-
-    lr = num(get(config, "lr"))
-    if lr is None:
-        lr = next((num(g.get("lr")) for g in groups if num(g.get("lr")) is not None), None)
-    if lr is None:
-        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+    lr = _lr(report)
     facts["lr"] = lr
     typical, source = typical_lr(key)
     if typical is not None:
@@ -341,36 +335,59 @@ def _config_facts(report: Report, facts: Facts) -> None:
         facts["lr.typical_source"] = source
         if lr is not None and lr > 0:
             facts["lr_vs_typical"] = lr / typical
-    scheduler = get(config, "lr_scheduler")
-    if scheduler:
-        facts["lr_scheduler"] = (
-            scheduler
-            if isinstance(scheduler, str)
-            else str(get(scheduler, "name") or get(scheduler, "class") or "yes")
-        )
+    facts["lr_scheduler"] = _scheduler_name(config)
+    _clip_facts(config, facts)
+    facts["config.captured"] = bool(optimizer) or lr is not None
+    if facts["optimizer.adam_family"]:
+        _adam_facts(config, key, precision, facts)
 
-    clip = get(config, "grad_clip")
+
+def _lr(report: Report) -> float | None:
+    """The config's lr, else the first param group's, else the last step's."""
+    lr = num(report.config.lr)
+    groups = report.config.param_groups or []
+    if lr is None:
+        lr = next((num(g.lr) for g in groups if num(g.lr) is not None), None)
+    if lr is None:
+        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+    return lr
+
+
+def _scheduler_name(config: Config) -> str | None:
+    scheduler = config.lr_scheduler
+    if not scheduler:
+        return None
+    if isinstance(scheduler, str):
+        return scheduler
+    extra = scheduler.model_extra or {}
+    return str(extra.get("name") or scheduler.name or "yes")
+
+
+def _clip_facts(config: Config, facts: Facts) -> None:
+    clip = config.grad_clip
     facts["grad_clip.enabled"] = clip is not None
     if clip is not None:
-        facts["grad_clip.kind"] = get(clip, "kind")
-        facts["grad_clip.max"] = num(get(clip, "max"))
-    scaler = bool(get(config, "grad_scaler", False))
-    facts["grad_scaler"] = scaler
-    after = get(config, "clip_after_unscale")
-    if scaler and clip is not None and isinstance(after, bool):
+        facts["grad_clip.kind"] = clip.kind
+        facts["grad_clip.max"] = num(clip.max)
+    facts["grad_scaler"] = config.grad_scaler
+    # the capture records it with the clipping; a config file may give it on its own
+    after = clip.clip_after_unscale if clip is not None else None
+    after = config.clip_after_unscale if after is None else after
+    if config.grad_scaler and clip is not None and isinstance(after, bool):
         facts["scaler.clip_before_unscale"] = not after
-    facts["config.captured"] = bool(optimizer) or lr is not None
 
-    if facts["optimizer.adam_family"]:
-        eps = next((num(g.get("eps")) for g in groups if num(g.get("eps")) is not None), None)
-        facts["adam.eps_known"] = eps is not None
-        if eps is None:
-            eps = num(heuristics().get("default_eps", {}).get(key))
-        if eps is not None:
-            facts["adam.eps"] = eps
-            facts["adam.eps_in_fp16"] = round_to_fp16(eps)
-            # Adam's eps is added in the dtype of the parameters: pure fp16 weights only.
-            facts["adam.eps_underflows"] = precision == "fp16" and round_to_fp16(eps) == 0.0
+
+def _adam_facts(config: Config, key: str | None, precision: str, facts: Facts) -> None:
+    groups = config.param_groups or []
+    eps = next((num(g.eps) for g in groups if num(g.eps) is not None), None)
+    facts["adam.eps_known"] = eps is not None
+    if eps is None:
+        eps = num(heuristics().get("default_eps", {}).get(key))
+    if eps is not None:
+        facts["adam.eps"] = eps
+        facts["adam.eps_in_fp16"] = round_to_fp16(eps)
+        # Adam's eps is added in the dtype of the parameters: pure fp16 weights only.
+        facts["adam.eps_underflows"] = precision == "fp16" and round_to_fp16(eps) == 0.0
 
 
 # --- the step history -------------------------------------------------------------------------
@@ -595,8 +612,8 @@ def _target_facts(report: Report, facts: Facts) -> None:
     facts["loss.is_cross_entropy"] = is_ce
     if not is_ce or report.event is None:
         return
-    loss_fn = get(report.config, "loss_fn")
-    ignore = get(loss_fn, "ignore_index") if isinstance(loss_fn, dict) else None
+    loss_fn = report.config.loss_fn or {}
+    ignore = loss_fn.get("ignore_index")
     ignore = get(report.event, "ignore_index", ignore)
     ignore = (
         int(ignore) if isinstance(ignore, int | float) and not isinstance(ignore, bool) else -100
