@@ -2,8 +2,9 @@
 
 A non-finite event is not an exception, so the matcher has no text to work on; yet the same
 root cause is what other tools report as DebugUnderflowOverflow aborts, anomaly-mode errors,
-loss-scaler messages or a framework's nan checks. ``rules/_related.yaml`` maps each symptom to
-dataset tags; records sharing more of them, for more confident symptoms, rank higher.
+loss-scaler messages or a framework's nan checks. Each symptom declares its dataset tags where
+it is defined (``@symptom(..., related_tags=[...])`` in ``diagnose.facts.symptoms``); records
+sharing more of them, for more confident symptoms, rank higher.
 """
 
 from __future__ import annotations
@@ -11,18 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import yaml
-
-from diagnose.paths import rules_dir
 from diagnose.report import MatchRef, Symptom
-
-RELATED_FILE = "_related.yaml"
 
 
 def load_related_tags() -> dict[str, list[str]]:
-    """Symptom id -> record tags, from the shipped ``rules/_related.yaml``."""
-    data = yaml.safe_load((rules_dir() / RELATED_FILE).read_text(encoding="utf-8")) or {}
-    return {str(k): [str(t) for t in v] for k, v in data.items() if isinstance(v, list)}
+    """Symptom id -> record tags, as the symptoms declare them."""
+    from diagnose.facts.symptoms import REGISTRY
+
+    return REGISTRY.related_tags()
 
 
 def related_records(

@@ -8,6 +8,7 @@ version still loads; ``Report.load`` says when the version is newer than this on
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,12 +19,18 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticSerializationError
 
 from diagnose.atomic import write_atomic
 from diagnose.errors import read_user_text
 from diagnose.safetext import json_text
+from diagnose.trainconfig import (  # noqa: F401 (GradClip: part of the model)
+    Config,
+    GradClip,
+    readable_config,
+)
 
 REPORT_VERSION = 1
 
@@ -167,6 +174,22 @@ class OpSource(_Model):
     location: Location | None = None
 
 
+class InputValues(_Model):
+    """The numbers of one input of the producing op, as the tracer measured them (the
+    figures its ``details`` line writes in words)."""
+
+    name: str = Field(description='Role of the input, as in op_inputs ("input[0]").')
+    dtype: str | None = None
+    min: float | None = Field(None, description="Smallest finite signed value.")
+    max: float | None = Field(None, description="Largest finite signed value.")
+    min_abs: float | None = Field(
+        None,
+        description="Smallest finite |x|, 0 when the input holds a zero (TensorStats.abs_min "
+        "leaves zeros out).",
+    )
+    max_abs: float | None = Field(None, description="Largest |x|; inf or nan when non-finite.")
+
+
 class Event(_Model):
     """Where the first non-finite value was born, or what the script raised."""
 
@@ -194,6 +217,11 @@ class Event(_Model):
         description="For inputs of the producing op that an earlier watched op made "
         "with plain numbers (an eps added to a divisor): that op, its numbers and its line.",
     )
+    op_input_values: list[InputValues] | None = Field(
+        None,
+        description="The producing op's inputs as numbers, one per op_inputs entry, in the "
+        "same order: true min |x|, max |x|, signed min and max, dtype.",
+    )
     details: list[str] = Field(default_factory=list)
     sample_indices: list[int] | None = Field(
         None, description="Dataset indices of the offending samples (phase input)."
@@ -213,6 +241,17 @@ class Event(_Model):
         None, description="Of those, how many equal ignore_index (all: a mean over nothing)."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _values_of_an_older_report(cls, data: Any) -> Any:
+        # Reports written before op_input_values existed carry those numbers only in the
+        # detail line: read them from there once, here, so nothing downstream parses prose.
+        if isinstance(data, dict) and data.get("op_input_values") is None:
+            values = legacy_input_values(data.get("op_inputs"), data.get("details"))
+            if values is not None:
+                data = {**data, "op_input_values": values}
+        return data
+
 
 class ScriptInfo(_Model):
     path: str
@@ -220,21 +259,6 @@ class ScriptInfo(_Model):
     sha256: str | None = Field(
         None, description="Hash of the script as it ran; `apply` refuses a changed script."
     )
-
-
-class GradClip(_Model):
-    kind: Literal["norm", "value"]
-    max: float
-
-
-class Config(_Model):
-    """Training config captured from the run; free-form beyond the keys below."""
-
-    precision: str = "unknown"
-    optimizer: str | None = None
-    lr: float | None = None
-    grad_clip: GradClip | None = None
-    grad_scaler: bool = False
 
 
 class Symptom(_Model):
@@ -509,6 +533,10 @@ class Report(_Model):
                 f"report format version {version} is newer than this diagnose knows "
                 f"({REPORT_VERSION}); showing what it can read"
             )
+        if isinstance(data.get("config"), dict):
+            config, dropped = readable_config(data["config"])
+            data = {**data, "config": config}
+            warnings += dropped
         try:
             report = cls.model_validate(data)
         except ValidationError as exc:
@@ -521,6 +549,59 @@ class Report(_Model):
             raise ReportError(f"{source}: {where}: {message}") from None
         report.warnings = [*warnings, *report.warnings]
         return report
+
+
+_DETAIL_INPUT = re.compile(
+    r"min \|x\| = (?P<min_abs>[-+0-9.eE]+|-?inf|nan|\?), max \|x\| = (?P<max_abs>[-+0-9.eE]+|-?inf|nan|\?)"
+)
+
+
+def legacy_input_values(inputs: Any, details: Any) -> list[dict[str, Any]] | None:
+    """An older report's op input numbers, from its detail line ("log received min |x| = 0,
+    max |x| = 1; ..."): one part per op input that had a largest |x|, in order; None when the
+    report has no such line or no op inputs."""
+    if not isinstance(inputs, list) or not isinstance(details, list):
+        return None
+    line = next((d for d in details if isinstance(d, str) and " received " in d), None)
+    if line is None:
+        return None
+    parts = iter([m.groupdict() for m in _DETAIL_INPUT.finditer(line)])
+    values = []
+    for stats in inputs:
+        name = _key(stats, "name")
+        if not isinstance(name, str):
+            return None
+        part = next(parts, None) if _key(stats, "abs_max") is not None else None
+        dtype = _key(stats, "dtype")
+        values.append(
+            {
+                "name": name,
+                "dtype": dtype if isinstance(dtype, str) else None,
+                "min": _legacy_number(_key(stats, "min")),
+                "max": _legacy_number(_key(stats, "max")),
+                "min_abs": _legacy_number(part["min_abs"]) if part else None,
+                "max_abs": _legacy_number(part["max_abs"] if part else _key(stats, "abs_max")),
+            }
+        )
+    return values
+
+
+def _key(stats: Any, key: str) -> Any:
+    return stats.get(key) if isinstance(stats, dict) else getattr(stats, key, None)
+
+
+def _legacy_number(value: Any) -> float | None:
+    """A number as an older report or its prose wrote it ("1.1e-5", "inf", "NaN", 0.5)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 MAX_DEPTH = 64  # a real report nests a few levels; the serializer gives up past ~900

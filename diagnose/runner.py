@@ -183,6 +183,7 @@ def enrich(report: Report, path: str | Path, options: RunOptions) -> Report:
 def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -> Report:
     from diagnose.learning.watch import LearningWatch
     from diagnose.tracer import NonFiniteDetected, NonFiniteStop, Tracer
+    from diagnose.tracer.beside import CapturedConfig
 
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(script), *argv]
@@ -193,6 +194,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         sample_every=options.sample_every,
         detail_every=options.detail_every,
         stop_with=NonFiniteStop,
+        config=CapturedConfig(),  # entered beside the tracer's hooks, inside its patches
     )
     learning = LearningWatch(on_early=options.on_early_sign)
     remove_limit = _install_step_limit(None)

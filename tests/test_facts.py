@@ -300,15 +300,16 @@ def test_symptom_evidence_reads_like_a_sentence():
     assert overflow.title == "fp16 overflow"
 
 
-def test_numbers_are_formatted_as_people_write_them():
+def test_numbers_in_evidence_are_written_as_everywhere_else():
+    # symptoms write numbers with diagnose.formatting.num, like the renderers and the tracer
     assert [fmt(x) for x in (63000.0, 0.001, 1000.0, 12.5, 1e-8, 0.0, None)] == [
         "6.3e4",
         "0.001",
         "1000",
         "12.5",
-        "1e-8",
+        "1.0e-8",
         "0",
-        "?",
+        "-",
     ]
 
 
@@ -348,6 +349,29 @@ def test_zero_counts_and_signed_bounds_tell_zero_from_negative_inputs():
     assert log_of_negative["op_input.has_zero"] is False
     assert log_of_negative["op_input.has_negative"] is True
     assert log_of_negative["op_input.min"] == -0.5
+
+
+def test_op_input_facts_read_the_recorded_numbers_and_no_prose():
+    inputs = [
+        {"name": "input[0]", "abs_min": 0.02, "abs_max": 3.0},
+        {"name": "input[1]", "abs_min": 0.5, "abs_max": 2.5},
+    ]
+    values = [
+        {"name": "input[0]", "min_abs": 0.02, "max_abs": 3.0},
+        {"name": "input[1]", "min_abs": 0.0, "max_abs": 2.5},  # a zero abs_min leaves out
+    ]
+    f = facts_of(event={"op": "div", "op_inputs": inputs, "op_input_values": values})
+    assert (f["op_input.divisor_has_zero"], f["op_input.min_abs"]) == (True, 0.0)
+    # prose that says otherwise is text for people: the recorded numbers decide
+    f = facts_of(
+        event={
+            "op": "div",
+            "op_inputs": inputs,
+            "op_input_values": [{**v, "min_abs": 0.5} for v in values],
+            "details": ["div received min |x| = 0, max |x| = 3; min |x| = 0, max |x| = 2.5"],
+        }
+    )
+    assert (f["op_input.divisor_has_zero"], f["op_input.min_abs"]) == (False, 0.5)
 
 
 def test_counted_targets_decide_all_targets_ignored():
@@ -489,7 +513,7 @@ def test_an_eps_the_dtype_rounds_to_zero_is_a_fact_and_outranks_the_division_by_
     assert facts["op_input.eps_line"] == 7
     symptoms, _ = detect_symptoms(facts, report(event=_eps_event()))
     assert [s.id for s in symptoms[:2]] == ["eps-below-dtype", "division-by-zero"]
-    assert "add on line 7 added 1e-8: in fp16 that eps is 0" in symptoms[0].evidence[0]
+    assert "add on line 7 added 1.0e-8: in fp16 that eps is 0" in symptoms[0].evidence[0]
 
 
 @pytest.mark.parametrize(
@@ -556,3 +580,64 @@ def test_the_lr_is_a_suspect_when_far_above_the_usual_or_when_the_run_diverged(
     facts, _ = extract_facts(r)
     ids = [s.id for s in detect_symptoms(facts, r)[0]]
     assert ("lr-too-high" in ids) == listed
+
+
+# --- the symptom registry ---------------------------------------------------------------------
+
+
+def test_a_detector_returning_an_id_it_does_not_declare_gives_a_warning_not_a_symptom():
+    from diagnose.facts.symptoms import SymptomRegistry, symptom
+    from diagnose.report import Symptom
+
+    registry = SymptomRegistry()
+
+    def mislabelled(f, r):
+        return Symptom(id="lr-too-high", confidence=0.9)
+
+    symptom("made-up", title="a made-up symptom", registry=registry)(mislabelled)
+    r = report(event={"phase": "forward", "value": "nan"})
+    found, warnings = detect_symptoms(extract_facts(r)[0], r, registry=registry)
+    assert found == []
+    assert warnings == ["symptoms: mislabelled returned 'lr-too-high', which it does not declare"]
+
+
+def test_a_symptom_id_is_declared_once():
+    from diagnose.facts.symptoms import SymptomRegistry, symptom
+
+    registry = SymptomRegistry()
+    symptom("made-up", title="a made-up symptom", registry=registry)(len)
+    with pytest.raises(ValueError, match="declared twice"):
+        symptom("made-up", title="another", registry=registry)(abs)
+
+
+def test_a_title_comes_from_the_declaration():
+    r = report(event={"phase": "forward", "op": "log", "value": "-inf"})
+    found, _ = detect_symptoms(extract_facts(r)[0], r)
+    assert [(s.id, s.title) for s in found] == [
+        ("log-domain", "log of zero or of a negative number")
+    ]
+
+
+def test_clipping_before_unscale_in_a_real_run_is_a_fact():
+    """The capture records clip_after_unscale with the clipping it saw, under a real scaler."""
+    import torch
+
+    from diagnose.capture import ConfigCapture
+
+    with ConfigCapture() as capture:
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for _ in range(2):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(torch.randn(8, 4)).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # before unscale_: wrong
+            scaler.unscale_(optimizer)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+        config = capture.snapshot()
+    facts = facts_of(config=config)
+    assert facts["grad_scaler"] is True and facts["scaler.clip_before_unscale"] is True

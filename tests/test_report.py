@@ -255,3 +255,89 @@ def test_an_unknown_interruption_cause_is_one_clear_line(tmp_path):
     with pytest.raises(ReportError) as info:
         Report.load(path)
     assert "$.interruption.cause" in str(info.value)
+
+
+# --- reports written before events carried their op inputs as numbers -------------------------
+
+
+def _older_report(tmp_path, op_inputs, detail):
+    """A report as an older diagnose wrote it: the op inputs' true minima only in prose."""
+    event = {
+        "kind": "nonfinite",
+        "phase": "forward",
+        "op": "div",
+        "message": "first non-finite: step 0, forward, ...",
+        "op_inputs": op_inputs,
+        "details": [detail],
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"status": "nonfinite", "script": {"path": "t.py"}, "event": event}))
+    return Report.load(path)
+
+
+def test_an_older_report_gets_its_op_input_numbers_from_its_detail_line(tmp_path):
+    report = _older_report(
+        tmp_path,
+        [
+            {"name": "input[0]", "dtype": "float32", "abs_min": 0.02, "abs_max": 3.0},
+            {"name": "input[1]", "dtype": "float32", "abs_min": 0.5, "abs_max": 2.5, "min": -1},
+        ],
+        "div received min |x| = 1.11e-05, max |x| = 3; min |x| = 0, max |x| = 2.5, min x = -1 "
+        "and returned nan",
+    )
+    first, second = report.event.op_input_values
+    assert (first.name, first.dtype, first.min_abs, first.max_abs) == (
+        "input[0]",
+        "float32",
+        1.11e-05,
+        3.0,
+    )
+    assert (second.min_abs, second.max_abs, second.min) == (0.0, 2.5, -1.0)
+    assert report.event.details[0].startswith("div received")  # the prose stays as it was
+    _validates_against_the_published_schema(json.loads(report.to_json()))
+
+
+def test_an_older_detail_line_numbers_the_inputs_that_had_magnitudes_only(tmp_path):
+    # An integer input has no |x|; the detail line skipped it, so its first part is input[1]'s.
+    report = _older_report(
+        tmp_path,
+        [
+            {"name": "input[0]", "dtype": "int64", "min": 0, "max": 3},
+            {"name": "input[1]", "dtype": "float32", "abs_min": 0.5, "abs_max": 2.5},
+        ],
+        "div received min |x| = 0, max |x| = 2.5 and returned inf",
+    )
+    ints, floats = report.event.op_input_values
+    assert (ints.min, ints.max, ints.min_abs, ints.max_abs) == (0.0, 3.0, None, None)
+    assert (floats.min_abs, floats.max_abs) == (0.0, 2.5)
+
+
+@pytest.mark.parametrize(
+    ("op_inputs", "detail"),
+    [
+        ([{"name": "input[0]", "abs_max": 1.0}], "div received min |x| = ?, max |x| = nan"),
+        ([{"name": "input[0]", "abs_max": 1.0, "min": "low"}], "div received min |x| = 1e999"),
+        ([{"name": 3}], "div received min |x| = 0, max |x| = 1"),
+        ("not a list", "div received min |x| = 0, max |x| = 1"),
+    ],
+)
+def test_an_odd_older_detail_line_loads_with_what_it_can_say(tmp_path, op_inputs, detail):
+    try:
+        report = _older_report(tmp_path, op_inputs, detail)
+    except ReportError as exc:  # a malformed op_inputs is the report's own one-line error
+        assert "op_inputs" in str(exc) and "\n" not in str(exc)
+        return
+    for values in report.event.op_input_values or []:
+        assert values.min_abs is None
+
+
+def test_a_report_with_op_input_values_keeps_them_over_its_prose(tmp_path):
+    event = {
+        "kind": "nonfinite",
+        "message": "m",
+        "op_inputs": [{"name": "input[0]", "abs_max": 2.0}],
+        "op_input_values": [{"name": "input[0]", "min_abs": 0.25, "max_abs": 2.0}],
+        "details": ["log received min |x| = 0, max |x| = 2 and returned -inf"],
+    }
+    report = Report.from_data({"status": "nonfinite", "script": {"path": "t.py"}, "event": event})
+    assert report.event.op_input_values[0].min_abs == 0.25

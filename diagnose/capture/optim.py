@@ -14,6 +14,7 @@ from typing import Any
 from diagnose.capture.patching import ErrorLog, Patcher
 from diagnose.capture.refs import WeakOrderedSet
 from diagnose.capture.values import UNSAFE, dtype_name, json_safe, to_float
+from diagnose.formatting import num
 
 
 class OptimizerWatcher:
@@ -235,7 +236,7 @@ def _warmup(scheduler: Any, described: dict[str, Any]) -> dict[str, Any] | None:
     ):
         return {
             "steps": None,
-            "evidence": f"lr starts at {first[0]:.3g}, below the base lr {base[0]:.3g}",
+            "evidence": f"lr starts at {num(first[0])}, below the base lr {num(base[0])}",
         }
     return None
 

@@ -84,54 +84,36 @@ class Patcher:
         class are still honoured. Returns the wrapper, or None when there is nothing to wrap.
         """
         label = label or f"{getattr(owner, '__name__', owner)}.{name}"
-        namespace = vars(owner)
-        original = namespace.get(name, _MISSING)
-        if original is _MISSING:
-            if not isinstance(owner, type) or not callable(getattr(owner, name, None)):
-                return None
-            template = getattr(owner, name)
-
-            def call_original(*args: Any, **kwargs: Any) -> Any:
-                return getattr(super(owner, args[0]), name)(*args[1:], **kwargs)
-
-        elif isinstance(original, (classmethod, staticmethod, property)) or not callable(original):
-            self.errors.record(label, TypeError("not a plain function; left alone"))
+        original = vars(owner).get(name, _MISSING)
+        found = self._callable(owner, name, original, label)
+        if found is None:
             return None
-        else:
-            template = call_original = original
-
+        template, call_original = found
         switch = _Switch()
-        errors = self.errors
-
-        @functools.wraps(template)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if not switch.on:
-                return call_original(*args, **kwargs)
-            if before is not None:
-                try:
-                    before(*args, **kwargs)
-                except Exception as exc:
-                    errors.record(label, exc)
-            try:
-                result = call_original(*args, **kwargs)
-            except BaseException as raised:
-                if on_raise is not None:
-                    try:
-                        on_raise(raised, *args, **kwargs)
-                    except Exception as exc:
-                        errors.record(label, exc)
-                raise
-            if after is not None:
-                try:
-                    after(result, *args, **kwargs)
-                except Exception as exc:
-                    errors.record(label, exc)
-            return result
-
+        wrapper = _wrapper(
+            template, call_original, switch, self.errors, label, before, after, on_raise
+        )
         wrapper.__diagnose_capture__ = True  # type: ignore[attr-defined]
         setattr(owner, name, wrapper)
         self._patches.append(_Patch(owner, name, original, wrapper, switch))
         return wrapper
+
+    def _callable(
+        self, owner: Any, name: str, original: Any, label: str
+    ) -> tuple[Any, Callable[..., Any]] | None:
+        """What to wrap: (the function whose metadata the wrapper copies, how to call it)."""
+        if original is _MISSING:
+            if not isinstance(owner, type) or not callable(getattr(owner, name, None)):
+                return None
+
+            def call_inherited(*args: Any, **kwargs: Any) -> Any:
+                return getattr(super(owner, args[0]), name)(*args[1:], **kwargs)
+
+            return getattr(owner, name), call_inherited
+        if isinstance(original, (classmethod, staticmethod, property)) or not callable(original):
+            self.errors.record(label, TypeError("not a plain function; left alone"))
+            return None
+        return original, original
 
     def alias(self, owner: Any, name: str, wrapper: Callable[..., Any]) -> None:
         """Point another name (e.g. a ``from x import f`` binding) at an installed wrapper."""
@@ -166,3 +148,43 @@ class Patcher:
     @property
     def installed(self) -> list[tuple[Any, str]]:
         return [(p.owner, p.name) for p in self._patches]
+
+
+def _wrapper(
+    template: Any,
+    call_original: Callable[..., Any],
+    switch: _Switch,
+    errors: ErrorLog,
+    label: str,
+    before: Hook | None,
+    after: Hook | None,
+    on_raise: Hook | None,
+) -> Callable[..., Any]:
+    """The wrapper itself: hooks inside ``try``, a pure pass-through once switched off."""
+
+    @functools.wraps(template)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not switch.on:
+            return call_original(*args, **kwargs)
+        if before is not None:
+            try:
+                before(*args, **kwargs)
+            except Exception as exc:
+                errors.record(label, exc)
+        try:
+            result = call_original(*args, **kwargs)
+        except BaseException as raised:
+            if on_raise is not None:
+                try:
+                    on_raise(raised, *args, **kwargs)
+                except Exception as exc:
+                    errors.record(label, exc)
+            raise
+        if after is not None:
+            try:
+                after(result, *args, **kwargs)
+            except Exception as exc:
+                errors.record(label, exc)
+        return result
+
+    return wrapper

@@ -13,6 +13,8 @@ between a number and a string is false rather than an error.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from operator import ge, gt, le, lt
 from typing import Any
 
 from diagnose.regexbound import PatternTimeout, compile_bounded, search
@@ -48,6 +50,45 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _between(fact: Any, value: Any) -> bool:
+    low, high = value
+    return low <= fact <= high
+
+
+def _contains(fact: Any, value: Any) -> bool:
+    if isinstance(fact, str):
+        return isinstance(value, str) and value in fact
+    if isinstance(fact, list):
+        return any(_same(item, value) for item in fact)
+    return False
+
+
+def _matches(fact: Any, value: Any) -> bool:
+    """Raises PatternTimeout past the time bound."""
+    return isinstance(fact, str) and search(compile_bounded(value), fact) is not None
+
+
+def _numeric(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """An order test, false for a fact that is not a number (a string, a boolean)."""
+    return lambda fact, value: _is_number(fact) and test(fact, value)
+
+
+# operator -> its test of a present fact against the rule's value
+_TESTS: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": _same,
+    "ne": lambda fact, value: not _same(fact, value),
+    "in": lambda fact, value: any(_same(fact, v) for v in value),
+    "not_in": lambda fact, value: not any(_same(fact, v) for v in value),
+    "gt": _numeric(gt),
+    "ge": _numeric(ge),
+    "lt": _numeric(lt),
+    "le": _numeric(le),
+    "between": _numeric(_between),
+    "contains": _contains,
+    "matches": _matches,
+}
+
+
 def compare(fact: Any, operator: str, value: Any) -> bool:
     """One ``{fact, operator, value}`` test against the fact's value (None: absent)."""
     if operator == "exists":
@@ -56,32 +97,10 @@ def compare(fact: Any, operator: str, value: Any) -> bool:
         return fact is None
     if fact is None:
         return False
-    if operator == "eq":
-        return _same(fact, value)
-    if operator == "ne":
-        return not _same(fact, value)
-    if operator == "in":
-        return any(_same(fact, v) for v in value)
-    if operator == "not_in":
-        return not any(_same(fact, v) for v in value)
-    if operator in ("gt", "ge", "lt", "le", "between"):
-        if not _is_number(fact):
-            return False
-        if operator == "between":
-            low, high = value
-            return low <= fact <= high
-        return {"gt": fact > value, "ge": fact >= value, "lt": fact < value, "le": fact <= value}[
-            operator
-        ]
-    if operator == "contains":
-        if isinstance(fact, str):
-            return isinstance(value, str) and value in fact
-        if isinstance(fact, list):
-            return any(_same(item, value) for item in fact)
-        return False
-    if operator == "matches":  # raises PatternTimeout past the time bound
-        return isinstance(fact, str) and search(compile_bounded(value), fact) is not None
-    raise ValueError(f"unknown operator {operator!r}")
+    test = _TESTS.get(operator)
+    if test is None:
+        raise ValueError(f"unknown operator {operator!r}")
+    return test(fact, value)
 
 
 def evaluate(node: Node | None, facts: dict[str, Any], timeouts: list[str] | None = None) -> bool:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from diagnose.engine.conditions import OPERATORS, describe
 from diagnose.engine.loader import FixInfo, Rule, load_fixes, load_rules
 from diagnose.facts.catalog import FACTS
-from diagnose.facts.symptoms import TITLES
+from diagnose.facts.symptoms import REGISTRY
 
 _INTRO = """\
 # Rules reference
@@ -87,7 +87,7 @@ def _facts() -> list[str]:
 
 
 def _symptoms() -> list[str]:
-    return _table("Symptoms", [], "| symptom | meaning |", TITLES)
+    return _table("Symptoms", [], "| symptom | meaning |", REGISTRY.titles())
 
 
 def _rule(rule: Rule, fixes: dict[str, FixInfo]) -> list[str]:
@@ -138,6 +138,7 @@ def _fix_catalogue(fixes: dict[str, FixInfo]) -> list[str]:
             f"### fix `{fix_id}`",
             "",
             f"**{fix.title}.** {fix.why}",
+            *(["", f"No automatic patch: {fix.no_patch}."] if fix.no_patch else []),
             "",
             "```python",
             fix.example_patch.rstrip(),

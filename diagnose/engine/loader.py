@@ -20,7 +20,7 @@ import yaml
 from diagnose import yamlsafe
 from diagnose.engine.conditions import Node, walk_tests
 from diagnose.facts.catalog import FACTS
-from diagnose.facts.symptoms import TITLES
+from diagnose.facts.symptoms import REGISTRY
 from diagnose.paths import rules_dir
 from diagnose.regexbound import UnboundedPattern, compile_bounded
 from diagnose.userfiles import RULES_CAP, UserFileError, read_text
@@ -49,6 +49,7 @@ class FixInfo:
     title: str
     why: str
     example_patch: str
+    no_patch: str | None = None  # why there is no automatic patch, when there is none on purpose
 
 
 @dataclass(frozen=True)
@@ -247,10 +248,10 @@ def load_rule_file(
         raise _Located(
             _line(root, ["id"]), f"id {data['id']!r} must equal the file name {path.stem!r}"
         )
-    if data["symptom"] not in TITLES:
+    if data["symptom"] not in REGISTRY:
         raise _Located(
             _line(root, ["symptom"]),
-            f"unknown symptom {data['symptom']!r} (known: {', '.join(sorted(TITLES))})",
+            f"unknown symptom {data['symptom']!r} (known: {', '.join(sorted(REGISTRY.titles()))})",
         )
     for i, entry in enumerate(data["fixes"]):
         if entry["id"] not in fixes:

@@ -28,7 +28,7 @@ from diagnose.facts.heuristics import (
     threshold,
     typical_lr,
 )
-from diagnose.report import Report
+from diagnose.report import Config, Report
 
 Facts = dict[str, Any]
 
@@ -180,11 +180,12 @@ def _op_input_facts(report: Report, facts: Facts) -> None:
         facts["op_input.min_abs"] = min(known_mins)
     if known_maxs:
         facts["op_input.max_abs"] = max(known_maxs)
-    true_mins = _detail_minimums(get(report.event, "details") or [])
+    true_mins = _true_minimums(report.event)
     zero_flags = _zero_flags(inputs, true_mins)
     facts["op_input.has_zero"] = _any_known(zero_flags)
-    if true_mins and all(m is not None for m in true_mins):
-        facts["op_input.min_abs"] = min(m for m in true_mins if m is not None)
+    known_true = [m for m in true_mins if m is not None]
+    if known_true:
+        facts["op_input.min_abs"] = min(known_true)
     facts["op_input.has_negative"] = _any_known(_has_negative(s) for s in inputs)
     signed_mins = [m for m in (_signed(s, "min") for s in inputs) if m is not None]
     if signed_mins:
@@ -228,9 +229,7 @@ def _op_source_facts(report: Report, facts: Facts) -> None:
     dtype = op_dtype(report.event)
     if not sources or dtype is None:
         return
-    zero_flags = _zero_flags(
-        get(report.event, "op_inputs") or [], _detail_minimums(get(report.event, "details") or [])
-    )
+    zero_flags = _zero_flags(get(report.event, "op_inputs") or [], _true_minimums(report.event))
     for source in sources:
         index = get(source, "input")
         if not isinstance(index, int) or not 0 <= index < len(zero_flags):
@@ -260,27 +259,16 @@ def _zero_flags(inputs: list[Any], true_mins: list[float | None]) -> list[bool |
     ]
 
 
-_DETAIL_MIN = re.compile(r"min \|x\| = ([-+0-9.eE]+|nan|inf)")
-
-
-def _detail_minimums(details: list[Any]) -> list[float | None]:
-    """The true smallest |x| of each op input, from the tracer's detail line
-    ("log received min |x| = 0, max |x| = 1; ..."); TensorStats.abs_min leaves zeros out."""
-    for line in details:
-        if isinstance(line, str) and " received " in line:
-            values = []
-            for match in _DETAIL_MIN.finditer(line):
-                try:
-                    values.append(num(float(match.group(1))))
-                except ValueError:
-                    values.append(None)
-            return values
-    return []
+def _true_minimums(event: Any) -> list[float | None]:
+    """The true smallest |x| of each op input (0 when it holds a zero), as the tracer measured
+    it; TensorStats.abs_min leaves zeros out. (An older report's are read from its detail line
+    when it is loaded.)"""
+    return [num(get(v, "min_abs")) for v in get(event, "op_input_values") or []]
 
 
 def _zero_flag(stats: Any, true_min: float | None) -> bool | None:
-    """Whether an op input holds 0: its zero count when recorded, else the detail line's
-    smallest |x|, else what its bounds say."""
+    """Whether an op input holds 0: its zero count when recorded, else its true smallest
+    |x|, else what its bounds say."""
     zeros = get(stats, "zeros")
     if isinstance(zeros, int) and not isinstance(zeros, bool):
         return zeros > 0
@@ -327,25 +315,19 @@ def _any_known(values: Iterable[bool | None]) -> bool | None:
 
 def _config_facts(report: Report, facts: Facts) -> None:
     config = report.config
-    precision = get(config, "precision") or "unknown"
+    precision = config.precision or "unknown"
     facts["precision"] = precision
     event_dtype = facts.get("event.dtype")
     facts["precision.fp16"] = precision in ("fp16", "fp16-autocast") or event_dtype == "float16"
     facts["precision.low"] = (
         facts["precision.fp16"] or precision.startswith("bf16") or (event_dtype == "bfloat16")
     )
-    optimizer = get(config, "optimizer")
-    key = optimizer.rsplit(".", 1)[-1].lower() if isinstance(optimizer, str) and optimizer else None
+    optimizer = config.optimizer
+    key = optimizer.rsplit(".", 1)[-1].lower() if optimizer else None
     facts["optimizer"] = optimizer
     facts["optimizer.key"] = key
     facts["optimizer.adam_family"] = key in heuristics().get("adam_family", []) if key else None
-    groups = [g for g in (get(config, "param_groups") or []) if isinstance(g, dict)]
-
-    lr = num(get(config, "lr"))
-    if lr is None:
-        lr = next((num(g.get("lr")) for g in groups if num(g.get("lr")) is not None), None)
-    if lr is None:
-        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+    lr = _lr(report)
     facts["lr"] = lr
     typical, source = typical_lr(key)
     if typical is not None:
@@ -353,36 +335,59 @@ def _config_facts(report: Report, facts: Facts) -> None:
         facts["lr.typical_source"] = source
         if lr is not None and lr > 0:
             facts["lr_vs_typical"] = lr / typical
-    scheduler = get(config, "lr_scheduler")
-    if scheduler:
-        facts["lr_scheduler"] = (
-            scheduler
-            if isinstance(scheduler, str)
-            else str(get(scheduler, "name") or get(scheduler, "class") or "yes")
-        )
+    facts["lr_scheduler"] = _scheduler_name(config)
+    _clip_facts(config, facts)
+    facts["config.captured"] = bool(optimizer) or lr is not None
+    if facts["optimizer.adam_family"]:
+        _adam_facts(config, key, precision, facts)
 
-    clip = get(config, "grad_clip")
+
+def _lr(report: Report) -> float | None:
+    """The config's lr, else the first param group's, else the last step's."""
+    lr = num(report.config.lr)
+    groups = report.config.param_groups or []
+    if lr is None:
+        lr = next((num(g.lr) for g in groups if num(g.lr) is not None), None)
+    if lr is None:
+        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+    return lr
+
+
+def _scheduler_name(config: Config) -> str | None:
+    scheduler = config.lr_scheduler
+    if not scheduler:
+        return None
+    if isinstance(scheduler, str):
+        return scheduler
+    extra = scheduler.model_extra or {}
+    return str(extra.get("name") or scheduler.name or "yes")
+
+
+def _clip_facts(config: Config, facts: Facts) -> None:
+    clip = config.grad_clip
     facts["grad_clip.enabled"] = clip is not None
     if clip is not None:
-        facts["grad_clip.kind"] = get(clip, "kind")
-        facts["grad_clip.max"] = num(get(clip, "max"))
-    scaler = bool(get(config, "grad_scaler", False))
-    facts["grad_scaler"] = scaler
-    after = get(config, "clip_after_unscale")
-    if scaler and clip is not None and isinstance(after, bool):
+        facts["grad_clip.kind"] = clip.kind
+        facts["grad_clip.max"] = num(clip.max)
+    facts["grad_scaler"] = config.grad_scaler
+    # the capture records it with the clipping; a config file may give it on its own
+    after = clip.clip_after_unscale if clip is not None else None
+    after = config.clip_after_unscale if after is None else after
+    if config.grad_scaler and clip is not None and isinstance(after, bool):
         facts["scaler.clip_before_unscale"] = not after
-    facts["config.captured"] = bool(optimizer) or lr is not None
 
-    if facts["optimizer.adam_family"]:
-        eps = next((num(g.get("eps")) for g in groups if num(g.get("eps")) is not None), None)
-        facts["adam.eps_known"] = eps is not None
-        if eps is None:
-            eps = num(heuristics().get("default_eps", {}).get(key))
-        if eps is not None:
-            facts["adam.eps"] = eps
-            facts["adam.eps_in_fp16"] = round_to_fp16(eps)
-            # Adam's eps is added in the dtype of the parameters: pure fp16 weights only.
-            facts["adam.eps_underflows"] = precision == "fp16" and round_to_fp16(eps) == 0.0
+
+def _adam_facts(config: Config, key: str | None, precision: str, facts: Facts) -> None:
+    groups = config.param_groups or []
+    eps = next((num(g.eps) for g in groups if num(g.eps) is not None), None)
+    facts["adam.eps_known"] = eps is not None
+    if eps is None:
+        eps = num(heuristics().get("default_eps", {}).get(key))
+    if eps is not None:
+        facts["adam.eps"] = eps
+        facts["adam.eps_in_fp16"] = round_to_fp16(eps)
+        # Adam's eps is added in the dtype of the parameters: pure fp16 weights only.
+        facts["adam.eps_underflows"] = precision == "fp16" and round_to_fp16(eps) == 0.0
 
 
 # --- the step history -------------------------------------------------------------------------
@@ -433,6 +438,13 @@ def _history_facts(report: Report, facts: Facts) -> None:
     facts["history.steps"] = report.steps_recorded
     if not history:
         return
+    _loss_history(history, facts)
+    _grad_history(history, facts)
+    _scale_history(history, facts)
+
+
+def _loss_history(history: list[Any], facts: Facts) -> None:
+    """The loss over the last steps, its largest value and its growth over the whole run."""
     losses = _window([num(r.loss) for r in history])
     if losses:
         _series_facts(facts, losses, "loss", trend="loss_trend")
@@ -452,6 +464,10 @@ def _history_facts(report: Report, facts: Facts) -> None:
         if start > 0:
             facts["run.loss_start"], facts["run.loss_end"] = start, end
             facts["run.loss_growth"] = end / start
+
+
+def _grad_history(history: list[Any], facts: Facts) -> None:
+    """The gradient norm, the weight norm and the update ratio over the last steps."""
     norms = _window([num(r.grad_norm) for r in history])
     if norms:
         _series_facts(facts, norms, "grad_norm", trend="grad_norm_growth")
@@ -468,6 +484,9 @@ def _history_facts(report: Report, facts: Facts) -> None:
     if ratios:
         facts["update_ratio.max"] = max(ratios[-int(threshold("trend_window", 6)) :])
 
+
+def _scale_history(history: list[Any], facts: Facts) -> None:
+    """The loss scale's course and the steps a GradScaler skipped."""
     scales = [num(r.loss_scale) for r in history]
     known = [s for s in scales if s is not None]
     if known:
@@ -495,13 +514,36 @@ def _history_facts(report: Report, facts: Facts) -> None:
 # --- activations ------------------------------------------------------------------------------
 
 
+# The largest activation seen so far: (|x| / its dtype's limit, |x|, dtype, module, step).
+_Peak = tuple[float, float, str, Any, Any]
+
+
 def _activation_facts(report: Report, facts: Facts) -> None:
     """The largest finite |activation| before the event, against its dtype's limit."""
     precision_dtype = PRECISION_DTYPE.get(str(facts.get("precision")))
     event_step = facts.get("event.step")
-    best: tuple[float, float, str, Any, Any] | None = None  # ratio, |x|, dtype, module, step
+    best, near = _frame_peak(report.frames, precision_dtype)
+    best, near_steps = _history_peak(report.history, precision_dtype, best)
+    facts["activation.near_limit_count"] = near + near_steps
+    if best is not None:
+        ratio, value, dtype, module, step = best
+        facts["dtype.max_abs_ratio"] = ratio
+        facts["activation.max_abs"] = value
+        facts["activation.dtype"] = dtype
+        facts["activation.module"] = module
+        if isinstance(step, int) and isinstance(event_step, int):
+            facts["activation.steps_before_event"] = max(event_step - step, 0)
+    loss = facts.get("loss.max_abs")
+    if loss is not None and facts.get("precision.fp16"):
+        facts["loss.fp16_ratio"] = loss / DTYPE_MAX["float16"]
+
+
+def _frame_peak(frames: list[Any], precision_dtype: str | None) -> tuple[_Peak | None, int]:
+    """The largest |x| the frames before the producer's show, and how many came near their
+    dtype's limit."""
+    best: _Peak | None = None
     near = 0
-    for frame in report.frames:
+    for frame in frames:
         if frame is None or frame.producer:
             continue
         for stats in (*frame.outputs, *frame.inputs):
@@ -514,7 +556,15 @@ def _activation_facts(report: Report, facts: Facts) -> None:
                 near += 1
             if best is None or ratio > best[0]:
                 best = (ratio, value, dtype, frame.module, frame.step)
-    for record in report.history:
+    return best, near
+
+
+def _history_peak(
+    history: list[Any], precision_dtype: str | None, best: _Peak | None
+) -> tuple[_Peak | None, int]:
+    """The per-step largest activations against ``best``, and the steps near the limit."""
+    near = 0
+    for record in history:
         value = num(record.max_activation)
         if value is None or precision_dtype is None:
             continue
@@ -524,18 +574,7 @@ def _activation_facts(report: Report, facts: Facts) -> None:
             near += int(get(summary, "near_limit_steps") or 1) if summary is not None else 1
         if best is None or ratio > best[0]:
             best = (ratio, value, precision_dtype, None, record.step)
-    facts["activation.near_limit_count"] = near
-    if best is not None:
-        ratio, value, dtype, module, step = best
-        facts["dtype.max_abs_ratio"] = ratio
-        facts["activation.max_abs"] = value
-        facts["activation.dtype"] = dtype
-        facts["activation.module"] = module
-        if isinstance(step, int) and isinstance(event_step, int):
-            facts["activation.steps_before_event"] = max(event_step - step, 0)
-    loss = facts.get("loss.max_abs")
-    if loss is not None and facts.get("precision.fp16"):
-        facts["loss.fp16_ratio"] = loss / DTYPE_MAX["float16"]
+    return best, near
 
 
 # --- weights ----------------------------------------------------------------------------------
@@ -573,8 +612,8 @@ def _target_facts(report: Report, facts: Facts) -> None:
     facts["loss.is_cross_entropy"] = is_ce
     if not is_ce or report.event is None:
         return
-    loss_fn = get(report.config, "loss_fn")
-    ignore = get(loss_fn, "ignore_index") if isinstance(loss_fn, dict) else None
+    loss_fn = report.config.loss_fn or {}
+    ignore = loss_fn.get("ignore_index")
     ignore = get(report.event, "ignore_index", ignore)
     ignore = (
         int(ignore) if isinstance(ignore, int | float) and not isinstance(ignore, bool) else -100

@@ -59,8 +59,9 @@ def running_tracer() -> Any:
 
 
 def capture_of(tracer: Any) -> Any:
-    """The tracer's ConfigCapture, or None when config capture is unavailable."""
-    return getattr(tracer, "capture", None) or getattr(tracer, "_capture", None)
+    """The ConfigCapture entered beside the tracer, or None when config capture is
+    unavailable."""
+    return getattr(tracer, "capture", None)
 
 
 class TracedRun:
@@ -68,13 +69,14 @@ class TracedRun:
 
     def __init__(self, tracer_options: dict[str, Any], observe: Observer) -> None:
         from diagnose.tracer import Tracer
+        from diagnose.tracer.beside import CapturedConfig
 
         outer = running_tracer()
         self.joined = outer is not None
         if outer is not None:
             self.tracer = outer
         else:
-            self.tracer = Tracer(**tracer_options)
+            self.tracer = Tracer(**{"config": CapturedConfig(), **tracer_options})
             self.tracer.__enter__()
         capture = capture_of(self.tracer)
         if capture is not None:

@@ -16,6 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagnose.formatting import num
 from diagnose.matching.trainlog import LogRow, TrainingLog, read_training_log
 
 # A log shows the symptoms' trends but never the producer nor the config the rules also read
@@ -117,10 +118,10 @@ def _what(row: LogRow) -> str:
     finite_loss = row.loss is not None and math.isfinite(row.loss)
     if finite_loss and all(_is_grad_key(k) for k, _ in row.nonfinite):
         return (
-            f"the gradient norm turned {_num(row.grad_norm)}{where} (line {row.line}) while "
-            f"the loss was {_num(row.loss)}: the gradients went non-finite first"
+            f"the gradient norm turned {_logged(row.grad_norm)}{where} (line {row.line}) while "
+            f"the loss was {_logged(row.loss)}: the gradients went non-finite first"
         )
-    shown = [f"{key} {_num(value)}" for key, value in row.nonfinite[:4]]
+    shown = [f"{key} {_logged(value)}" for key, value in row.nonfinite[:4]]
     more = len(row.nonfinite) - len(shown)
     listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
     return f"the log shows {listed}{where} (line {row.line})"
@@ -147,12 +148,9 @@ def _where(row: LogRow) -> str:
     return f" at {row.step_key} {step}"
 
 
-def _num(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if not math.isfinite(value):
-        return str(value)
-    return f"{value:.4g}"
+def _logged(value: float | None) -> str:
+    """A logged value in prose, with one more digit than usual: logs are read closely."""
+    return num(value, digits=3)
 
 
 def _row_dict(row: LogRow) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagnose.formatting import num
 from diagnose.matching.divergence import Cause, RankedFix, rank_evidence
 
 DUMP_CONFIDENCE = 0.8  # the producer is known; the history and the config the rules read are not
@@ -174,8 +175,8 @@ def _underflow_overflow(text: str) -> DumpDiagnosis | None:
     evidence = []
     if largest_in is not None:
         evidence.append(
-            f"its inputs' |x| max {_num(largest_in)}"
-            + (f", weights' |x| max {_num(weight)}" if weight is not None else "")
+            f"its inputs' |x| max {num(largest_in)}"
+            + (f", weights' |x| max {num(weight)}" if weight is not None else "")
         )
     if reason:
         evidence.append(reason)
@@ -223,14 +224,13 @@ def _dtype(frames: list[DumpFrame]) -> tuple[str | None, str | None]:
     top = max(finite)
     if top > _FP16_MAX:
         return None, (
-            f"values up to {_num(top)} were held, beyond float16's {_num(_FP16_MAX)}: "
-            "not a float16 overflow"
+            f"values up to {num(top)} were held, beyond float16's 65504: not a float16 overflow"
         )
     if top >= _FP16_MAX / 2:
         share = top / _FP16_MAX
         return "float16", (
-            f"the largest finite |x| {_num(top)} is {share:.0%} of float16's limit "
-            f"{_num(_FP16_MAX)}: the values overflow as float16 does"
+            f"the largest finite |x| {num(top)} is {share:.0%} of float16's limit "
+            "65504: the values overflow as float16 does"
         )
     return None, None
 
@@ -364,7 +364,3 @@ def _forward_line(stack: str) -> tuple[str | None, str | None]:
             best = (f"{m.group('file')}:{m.group('line')}", code)
         i += 1
     return best if best else (None, None)
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"

@@ -8,44 +8,22 @@ A fix without a concrete patch keeps its example patch and says why in ``patch_n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from diagnose.patches.clipping import enable_grad_clipping, unscale_before_clipping
-from diagnose.patches.constants import representable_constant, representable_eps
-from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.guards import guard_division, guard_sqrt, stabilize_exp, stabilize_log
-from diagnose.patches.init import fix_initialization
-from diagnose.patches.loops import guard_ignored_targets, sanitize_inputs
-from diagnose.patches.lr import lower_learning_rate
-from diagnose.patches.precision import raise_adam_eps, upcast_to_fp32, use_bf16
-from diagnose.patches.scaling import enable_loss_scaling
+from diagnose.patches.context import PatchContext
+from diagnose.patches.registry import PATCHERS, patcher
 from diagnose.patches.source import NoPatch, Script, unified_diff
-from diagnose.patches.warmup import add_lr_warmup
 from diagnose.report import Report
 
-__all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch"]
+__all__ = ["PATCHERS", "PatchResult", "apply_patch", "attach_patches", "make_patch", "patcher"]
 
-PATCHERS: dict[str, Callable[[PatchContext], Patched]] = {
-    "lower-learning-rate": lower_learning_rate,
-    "enable-grad-clipping": enable_grad_clipping,
-    "unscale-before-clipping": unscale_before_clipping,
-    "use-bf16": use_bf16,
-    "upcast-to-fp32": upcast_to_fp32,
-    "raise-adam-eps": raise_adam_eps,
-    "stabilize-log": stabilize_log,
-    "guard-division": guard_division,
-    "guard-sqrt": guard_sqrt,
-    "stabilize-exp": stabilize_exp,
-    "sanitize-inputs": sanitize_inputs,
-    "guard-ignored-targets": guard_ignored_targets,
-    "fix-initialization": fix_initialization,
-    "enable-loss-scaling": enable_loss_scaling,
-    "add-lr-warmup": add_lr_warmup,
-    "representable-constant": representable_constant,
-    "representable-eps": representable_eps,
-}
+# Each kind registers its patchers (``@patcher(fix_id)``) when it is imported, so every module
+# here is imported: a new kind needs no line anywhere else.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 
 @dataclass

@@ -10,12 +10,14 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, code_of, dotted
 
 MAX_NORM = "1.0"
 CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
 
 
+@patcher("enable-grad-clipping")
 def enable_grad_clipping(ctx: PatchContext) -> Patched:
     script = ctx.script
     existing = script.calls(*CLIP_NAMES)
@@ -37,6 +39,7 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
     return Patched(edit.result(), note)
 
 
+@patcher("unscale-before-clipping")
 def unscale_before_clipping(ctx: PatchContext) -> Patched:
     script = ctx.script
     clips = script.calls(*CLIP_NAMES)

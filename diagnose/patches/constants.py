@@ -16,10 +16,13 @@ import libcst as cst
 
 from diagnose.facts.extract import extract_facts, op_dtype
 from diagnose.facts.heuristics import DTYPE_MAX
+from diagnose.formatting import num
 from diagnose.patches.context import EPS, PatchContext, Patched, same_file
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, number
 
 
+@patcher("representable-constant")
 def representable_constant(ctx: PatchContext) -> Patched:
     dtype = op_dtype(ctx.report.event)
     if dtype is None:
@@ -50,6 +53,7 @@ def representable_constant(ctx: PatchContext) -> Patched:
     )
 
 
+@patcher("representable-eps")
 def representable_eps(ctx: PatchContext) -> Patched:
     facts, _ = extract_facts(ctx.report)
     eps, dtype = facts.get("op_input.eps_lost"), facts.get("op_input.eps_dtype")
@@ -58,20 +62,20 @@ def representable_eps(ctx: PatchContext) -> Patched:
     replacement = EPS.get(dtype)
     if replacement is None:
         raise NoPatch(
-            f"no usual eps for {dtype}: pick one above {facts['op_input.eps_dtype_smallest']:.3g}"
+            f"no usual eps for {dtype}: pick one above {num(facts['op_input.eps_dtype_smallest'])}"
         )
     source = next((s for s in ctx.report.event.op_input_sources or () if eps in s.numbers), None)
     loc = source.location if source is not None else None
     line = loc.line if loc is not None and same_file(loc.file, ctx.path) else ctx.event_line
     if line is None:
         raise NoPatch(
-            f"the eps {eps:g} was added outside the script"
+            f"the eps {num(eps)} was added outside the script"
             + (f", at {loc.file}:{loc.line}" if loc is not None else "")
         )
     found = [n for n in ctx.script.on_line(line, (cst.Float, cst.Integer)) if number(n) == eps]
     if not found:
         raise NoPatch(
-            f"no literal {eps:g} on line {line}: the eps comes from a variable there; "
+            f"no literal {num(eps)} on line {line}: the eps comes from a variable there; "
             f"set it to {replacement} or more"
         )
     edit = ctx.edit()
@@ -79,6 +83,6 @@ def representable_eps(ctx: PatchContext) -> Patched:
         edit.replace(node, replacement)
     return Patched(
         edit.result(),
-        f"eps {replacement}: {eps:g} is 0 in {dtype}, so the guarded "
+        f"eps {replacement}: {num(eps)} is 0 in {dtype}, so the guarded "
         "value still reached the op as 0",
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import Edit, NoPatch, code_of, dotted, number
 
 LOG_FLOOR = "1e-7"  # log(1e-7) = -16: finite, and its gradient stays below 1e7
@@ -62,6 +63,7 @@ def _ops(ctx: PatchContext, name: str, what: str) -> list[cst.Call]:
     return ctx.nodes_at_event(cst.Call, what, is_op)
 
 
+@patcher("stabilize-log")
 def stabilize_log(ctx: PatchContext) -> Patched:
     edit = ctx.edit()
     notes = []
@@ -85,6 +87,7 @@ def stabilize_log(ctx: PatchContext) -> Patched:
     return Patched(edit.result(), "; ".join(notes) + " (log(0) = -inf)")
 
 
+@patcher("guard-division")
 def guard_division(ctx: PatchContext) -> Patched:
     def divides_by_tensor(node: cst.CSTNode) -> bool:
         if isinstance(node, cst.BinaryOperation):
@@ -124,6 +127,7 @@ def _added_number(expr: cst.BaseExpression) -> float | None:
     return right if right is not None else number(expr.left)
 
 
+@patcher("guard-sqrt")
 def guard_sqrt(ctx: PatchContext) -> Patched:
     def is_sqrt(node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Call):
@@ -154,6 +158,7 @@ def guard_sqrt(ctx: PatchContext) -> Patched:
     return Patched(edit.result(), "; ".join(notes) + ": the gradient of sqrt at 0 is infinite")
 
 
+@patcher("stabilize-exp")
 def stabilize_exp(ctx: PatchContext) -> Patched:
     edit = ctx.edit()
     notes = []

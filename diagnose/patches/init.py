@@ -10,12 +10,14 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, format_number, number
 
 HUGE = 1e6
 INIT_KEYWORDS = ("std", "gain", "a", "b", "scale", "mean")
 
 
+@patcher("fix-initialization")
 def fix_initialization(ctx: PatchContext) -> Patched:
     script = ctx.script
     found: list[tuple[cst.BaseExpression, str]] = []

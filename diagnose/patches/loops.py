@@ -10,12 +10,14 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, dotted
 
 IGNORE_INDEX = -100
 TARGET_HINTS = ("label", "target", "y")
 
 
+@patcher("sanitize-inputs")
 def sanitize_inputs(ctx: PatchContext) -> Patched:
     loop, names = _batch_loop(ctx)
     torch = ctx.torch_name()
@@ -33,6 +35,7 @@ def sanitize_inputs(ctx: PatchContext) -> Patched:
     )
 
 
+@patcher("guard-ignored-targets")
 def guard_ignored_targets(ctx: PatchContext) -> Patched:
     loop, names = _batch_loop(ctx)
     labels = [n for n in names if any(h in n.lower() for h in TARGET_HINTS)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, dotted, format_number, number, with_keyword
 
 FACTOR = 10.0
@@ -29,6 +30,7 @@ DEFAULT_LR = {
 }
 
 
+@patcher("lower-learning-rate")
 def lower_learning_rate(ctx: PatchContext) -> Patched:
     script = ctx.script
     calls = script.optimizer_calls()
@@ -84,10 +86,8 @@ def _lower_value(ctx: PatchContext, value: cst.BaseExpression, edit) -> Patched:
 def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
     """lr comes from an argparse value ``args.<dest>``: the command line or the default."""
     config = ctx.report.config
-    extra = config.model_extra or {}
-    given = (extra.get("args_given") or {}).get(dest)
-    values = extra.get("args") or {}
-    current = values.get(dest, config.lr)
+    given = (config.args_given or {}).get(dest)
+    current = (config.args or {}).get(dest, config.lr)
     if given and given != "positional":
         if current is None:
             raise NoPatch(f"lr comes from the {given} flag: run with a value 10x smaller")

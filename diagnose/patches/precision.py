@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, code_of, dotted, number, with_keyword
 
 HALF_DTYPES = {"float16", "half"}
@@ -23,6 +24,7 @@ ADAMS = {"Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam"}
 TORCH_CALLEES = ("torch.", "F.", "nn.functional.", "functional.")
 
 
+@patcher("use-bf16")
 def use_bf16(ctx: PatchContext) -> Patched:
     edit = ctx.edit()
     count = _swap_half(ctx, edit, "bfloat16", "bfloat16")
@@ -35,6 +37,7 @@ def use_bf16(ctx: PatchContext) -> Patched:
     )
 
 
+@patcher("upcast-to-fp32")
 def upcast_to_fp32(ctx: PatchContext) -> Patched:
     event = ctx.report.event
     if event is not None and event.phase == "loss" and ctx.event_line is not None:
@@ -51,6 +54,7 @@ def upcast_to_fp32(ctx: PatchContext) -> Patched:
     return Patched(edit.result(), f"{count} float16 use(s) switched to float32")
 
 
+@patcher("raise-adam-eps")
 def raise_adam_eps(ctx: PatchContext) -> Patched:
     script = ctx.script
     calls = [c for c in script.optimizer_calls() if dotted(c.func).split(".")[-1] in ADAMS]

@@ -11,11 +11,13 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, code_of
 
 SCALER = "scaler"
 
 
+@patcher("enable-loss-scaling")
 def enable_loss_scaling(ctx: PatchContext) -> Patched:
     script = ctx.script
     torch = ctx.torch_name()

@@ -7,11 +7,13 @@ scheduler already (two schedulers would need ``SequentialLR``, which the example
 from __future__ import annotations
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, code_of
 
 WARMUP_STEPS = 100
 
 
+@patcher("add-lr-warmup")
 def add_lr_warmup(ctx: PatchContext) -> Patched:
     script = ctx.script
     torch = ctx.torch_name()

@@ -12,7 +12,7 @@ from diagnose.render.numbers import (
     stopped_note,
     where,
 )
-from diagnose.report import Report
+from diagnose.report import Event, Report
 
 
 def _cell(text: object) -> str:
@@ -26,132 +26,167 @@ def _code(text: str, lang: str = "") -> list[str]:
 
 def render_markdown(report: Report) -> str:
     out: list[str] = [f"# diagnose report: `{_cell(report.script.path)}`", ""]
-    event = report.event
-    stopped = stopped_note(report)
-    learned = learning_note(report)
-    if learned is not None and learned.broken:
-        out.append(f"**{_cell(learned.headline[0].upper() + learned.headline[1:])}**")
-        out += ["", f"- {_cell(learned.evidence)}", f"- {_cell(learned.basis)}"]
-    elif report.status == "interrupted" and event is None:
-        out.append(
-            f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
-            f"seen in {report.steps_recorded} optimizer steps before it stopped."
-        )
-        note = diverging_note(report)
-        if note:
-            out.append(f"\nBut {_cell(note)}.")
-    elif report.status == "clean" or event is None:
-        out.append(f"**Clean run**: no inf/nan seen in {report.steps_recorded} optimizer steps.")
-        note = diverging_note(report)
-        if note:
-            out.append(f"\nBut {_cell(note)}.")
-        if learned:
-            out.append(f"\nBut {_cell(learned.headline)}.")
-    elif event.kind == "exception":
-        out.append(
-            f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
-            f"{_cell(event.message)}"
-        )
-        if event.rank is not None:
-            out.append(f"\n- on rank {event.rank}")
-    else:
-        out.append(f"**{_cell(event.message)}**")
-        out.append("")
-        step = "?" if event.step is None else event.step
-        out.append(
-            f"- born at: step {step}, phase `{_cell(event.phase or '?')}`, {_cell(where(event))}"
-        )
-        if event.rank is not None:
-            out.append(f"- rank: {event.rank}")
-        if event.location and event.location.code:
-            out.append(f"- code: `{_cell(event.location.code.strip())}`")
-        out += [f"- {_cell(d)}" for d in event.details]
-        if event.sample_indices:
-            out.append(f"- dataset samples with non-finite values: {event.sample_indices[:50]}")
+    out += _verdict(report)
     for warning in report.warnings:
         out += ["", f"> warning: {_cell(warning)}"]
+    out += _symptoms(report)
+    out += _fixes(report)
+    out += _frames(report)
+    out += _history(report)
+    out += _config(report)
+    out += _matches(report)
+    if report.event and report.event.traceback:
+        out += ["", "## Traceback", "", *_code(report.event.traceback)]
+    return "\n".join(out).rstrip() + "\n"
 
-    if report.symptoms:
-        out += ["", "## Symptoms", ""]
-        for symptom in report.symptoms:
-            out.append(
-                f"- **{_cell(symptom.title or symptom.id)}** (`{_cell(symptom.id)}`, "
-                f"confidence {symptom.confidence:.2f})"
-            )
-            out += [f"  - {_cell(e)}" for e in symptom.evidence]
 
-    if report.fixes:
-        out += ["", "## Fixes, best first", ""]
-        for rank, fix in enumerate(report.fixes, 1):
-            verified = {
-                True: " — verified by a re-run",
-                False: " — did not fix it in a re-run",
-                None: "",
-            }[fix.verified]
-            out += [
-                f"### {rank}. {_cell(fix.title)} (`{_cell(fix.id)}`, score {fix.score:.2f}){verified}",
-                "",
-                safe(fix.why),
-                "",
-            ]
-            if fix.verify_note:
-                out += [f"Re-run: {_cell(fix.verify_note)}", ""]
-            if fix.rules:
-                out.append(f"Rules: {', '.join(f'`{_cell(r)}`' for r in fix.rules)}")
-                out.append("")
-            if fix.patch:
-                out += ["Patch against your script:", "", *_code(fix.patch, "diff"), ""]
-            elif fix.patch_note:
-                out += [f"_{_cell(fix.patch_note)}_", ""]
-            if fix.example_patch:
-                out += ["Example:", "", *_code(fix.example_patch, "python"), ""]
-
-    if report.frames:
-        out += [
+def _verdict(report: Report) -> list[str]:
+    event = report.event
+    learned = learning_note(report)
+    if learned is not None and learned.broken:
+        head = learned.headline[0].upper() + learned.headline[1:]
+        return [
+            f"**{_cell(head)}**",
             "",
-            "## Frames before the event" if report.event else "## Last frames of the run",
-            "",
-            "| | step | phase | module | type | out dtype | out abs min | out abs max | headroom | notes |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            f"- {_cell(learned.evidence)}",
+            f"- {_cell(learned.basis)}",
         ]
-        for frame in report.frames[-21:]:
-            o = stats_of(frame, "outputs")
-            out.append(
-                "| "
-                + " | ".join(
-                    [
-                        "**>>**" if frame.producer else "",
-                        str(frame.step if frame.step is not None else "-"),
-                        _cell(frame.phase or "-"),
-                        _cell(frame.module or "-"),
-                        _cell(frame.module_type or "-"),
-                        _cell(o.dtype or "-") if o else "-",
-                        num(o.abs_min) if o else "-",
-                        num(o.abs_max) if o else "-",
-                        num(o.headroom) if o else "-",
-                        _cell(flags(o)),
-                    ]
-                )
-                + " |"
-            )
+    if report.status == "interrupted" and event is None:
+        stopped = stopped_note(report)
+        return [
+            f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
+            f"seen in {report.steps_recorded} optimizer steps before it stopped.",
+            *_diverging(report),
+        ]
+    if report.status == "clean" or event is None:
+        weak = [f"\nBut {_cell(learned.headline)}."] if learned else []
+        return [
+            f"**Clean run**: no inf/nan seen in {report.steps_recorded} optimizer steps.",
+            *_diverging(report),
+            *weak,
+        ]
+    if event.kind == "exception":
+        out = [
+            f"**The script raised `{_cell(event.exception_type or 'an exception')}`**: "
+            f"{_cell(event.message)}"
+        ]
+        return out + ([f"\n- on rank {event.rank}"] if event.rank is not None else [])
+    return _nonfinite(event)
 
-    if report.history:
-        out += ["", "## History", ""]
-        if report.history_note:
-            out += [_cell(report.history_note.message), ""]
+
+def _diverging(report: Report) -> list[str]:
+    note = diverging_note(report)
+    return [f"\nBut {_cell(note)}."] if note else []
+
+
+def _nonfinite(event: Event) -> list[str]:
+    step = "?" if event.step is None else event.step
+    out = [
+        f"**{_cell(event.message)}**",
+        "",
+        f"- born at: step {step}, phase `{_cell(event.phase or '?')}`, {_cell(where(event))}",
+    ]
+    if event.rank is not None:
+        out.append(f"- rank: {event.rank}")
+    if event.location and event.location.code:
+        out.append(f"- code: `{_cell(event.location.code.strip())}`")
+    out += [f"- {_cell(d)}" for d in event.details]
+    if event.sample_indices:
+        out.append(f"- dataset samples with non-finite values: {event.sample_indices[:50]}")
+    return out
+
+
+def _symptoms(report: Report) -> list[str]:
+    if not report.symptoms:
+        return []
+    out = ["", "## Symptoms", ""]
+    for symptom in report.symptoms:
+        out.append(
+            f"- **{_cell(symptom.title or symptom.id)}** (`{_cell(symptom.id)}`, "
+            f"confidence {symptom.confidence:.2f})"
+        )
+        out += [f"  - {_cell(e)}" for e in symptom.evidence]
+    return out
+
+
+_VERIFIED = {True: " — verified by a re-run", False: " — did not fix it in a re-run", None: ""}
+
+
+def _fixes(report: Report) -> list[str]:
+    if not report.fixes:
+        return []
+    out = ["", "## Fixes, best first", ""]
+    for rank, fix in enumerate(report.fixes, 1):
         out += [
-            "| step | loss | grad norm | max abs act | lr | loss scale |",
-            "|---|---|---|---|---|---|",
+            f"### {rank}. {_cell(fix.title)} (`{_cell(fix.id)}`, score {fix.score:.2f})"
+            f"{_VERIFIED[fix.verified]}",
+            "",
+            safe(fix.why),
+            "",
         ]
-        for rec in report.history[-20:]:
-            out.append(
-                f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
-                f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |"
-            )
+        if fix.verify_note:
+            out += [f"Re-run: {_cell(fix.verify_note)}", ""]
+        if fix.rules:
+            out += [f"Rules: {', '.join(f'`{_cell(r)}`' for r in fix.rules)}", ""]
+        if fix.patch:
+            out += ["Patch against your script:", "", *_code(fix.patch, "diff"), ""]
+        elif fix.patch_note:
+            out += [f"_{_cell(fix.patch_note)}_", ""]
+        if fix.example_patch:
+            out += ["Example:", "", *_code(fix.example_patch, "python"), ""]
+    return out
 
+
+def _frames(report: Report) -> list[str]:
+    if not report.frames:
+        return []
+    out = [
+        "",
+        "## Frames before the event" if report.event else "## Last frames of the run",
+        "",
+        "| | step | phase | module | type | out dtype | out abs min | out abs max | headroom | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for frame in report.frames[-21:]:
+        o = stats_of(frame, "outputs")
+        cells = [
+            "**>>**" if frame.producer else "",
+            str(frame.step if frame.step is not None else "-"),
+            _cell(frame.phase or "-"),
+            _cell(frame.module or "-"),
+            _cell(frame.module_type or "-"),
+            _cell(o.dtype or "-") if o else "-",
+            num(o.abs_min) if o else "-",
+            num(o.abs_max) if o else "-",
+            num(o.headroom) if o else "-",
+            _cell(flags(o)),
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def _history(report: Report) -> list[str]:
+    if not report.history:
+        return []
+    out = ["", "## History", ""]
+    if report.history_note:
+        out += [_cell(report.history_note.message), ""]
+    out += [
+        "| step | loss | grad norm | max abs act | lr | loss scale |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rec in report.history[-20:]:
+        out.append(
+            f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
+            f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |"
+        )
+    return out
+
+
+def _config(report: Report) -> list[str]:
     c = report.config
     clip = f"{c.grad_clip.kind}, max {num(c.grad_clip.max)}" if c.grad_clip else "none"
-    out += [
+    return [
         "",
         "## Config",
         "",
@@ -162,12 +197,16 @@ def render_markdown(report: Report) -> str:
         f"- GradScaler: {'yes' if c.grad_scaler else 'no'}",
     ]
 
-    if report.matches:
-        out += ["", "## Related error records", ""]
-        out += [
+
+def _matches(report: Report) -> list[str]:
+    if not report.matches:
+        return []
+    return [
+        "",
+        "## Related error records",
+        "",
+        *(
             f"- `{_cell(m.slug)}` ({m.score:.2f}){' — ' + _cell(m.reason) if m.reason else ''}"
             for m in report.matches
-        ]
-    if event and event.traceback:
-        out += ["", "## Traceback", "", *_code(event.traceback)]
-    return "\n".join(out).rstrip() + "\n"
+        ),
+    ]

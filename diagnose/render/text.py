@@ -17,7 +17,7 @@ from diagnose.render.numbers import (
     stopped_note,
     where,
 )
-from diagnose.report import Fix, Frame, Report, TensorStats
+from diagnose.report import Event, Fix, Frame, Report, TensorStats
 
 MAX_FRAMES_SHOWN = 21
 MAX_HISTORY_SHOWN = 8
@@ -54,12 +54,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
     out += _verdict(report, s)
     for warning in report.warnings:
         out.append(f"warning: {safe(warning)}")
-    if report.symptoms:
-        out += ["", s.bold("Symptoms")]
-        for symptom in report.symptoms:
-            title = f" — {safe(symptom.title)}" if symptom.title else ""
-            out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
-            out += [f"      {safe(e)}" for e in symptom.evidence]
+    out += _symptoms(report, s)
     if report.fixes:
         out += ["", s.bold("Fixes, best first")]
         for rank, fix in enumerate(report.fixes, 1):
@@ -69,24 +64,40 @@ def render_text(report: Report, *, color: bool = False) -> str:
     if report.history:
         out += ["", *_history(report, s)]
     out += ["", *_config(report, s)]
-    if report.matches:
-        out += ["", s.bold("Related error records")]
-        for rank, match in enumerate(report.matches):
-            reason = f" — {safe(match.reason)}" if match.reason else ""
-            out.append(f"  {match.score:.2f}  {safe(match.slug)} [{safe(match.record_id)}]{reason}")
-            if rank == 0 and match.kind != "related":
-                out += [f"        - {safe(sol)}" for sol in match.solutions]
-                if match.example_fix:
-                    out += [f"        {safe(line)}" for line in match.example_fix.splitlines()]
+    out += _matches(report, s)
     if report.event and report.event.traceback:
         out += ["", s.bold("Traceback"), safe(report.event.traceback.rstrip())]
     return "\n".join(out).rstrip() + "\n"
 
 
+def _symptoms(report: Report, s: _Style) -> list[str]:
+    if not report.symptoms:
+        return []
+    out = ["", s.bold("Symptoms")]
+    for symptom in report.symptoms:
+        title = f" — {safe(symptom.title)}" if symptom.title else ""
+        out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
+        out += [f"      {safe(e)}" for e in symptom.evidence]
+    return out
+
+
+def _matches(report: Report, s: _Style) -> list[str]:
+    if not report.matches:
+        return []
+    out = ["", s.bold("Related error records")]
+    for rank, match in enumerate(report.matches):
+        reason = f" — {safe(match.reason)}" if match.reason else ""
+        out.append(f"  {match.score:.2f}  {safe(match.slug)} [{safe(match.record_id)}]{reason}")
+        if rank == 0 and match.kind != "related":
+            out += [f"        - {safe(sol)}" for sol in match.solutions]
+            if match.example_fix:
+                out += [f"        {safe(line)}" for line in match.example_fix.splitlines()]
+    return out
+
+
 def _verdict(report: Report, s: _Style) -> list[str]:
     script = safe(report.script.path)
     event = report.event
-    stopped = stopped_note(report)
     learned = learning_note(report)
     if learned is not None and learned.broken:
         return [
@@ -97,32 +108,43 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     if report.status == "interrupted" and event is None:
         steps = report.steps_recorded
         lines = [
-            s.yellow(f"diagnose: {script}: {safe(stopped or 'interrupted')}"),
+            s.yellow(f"diagnose: {script}: {safe(stopped_note(report) or 'interrupted')}"),
             f"  no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''} "
             "before it stopped.",
         ]
-        note = diverging_note(report)
-        return lines + ([s.yellow(f"  but {note}")] if note else [])
+        return lines + _diverging(report, s)
     if report.status == "clean" or event is None:
         steps = report.steps_recorded
         lines = [
             s.green(f"diagnose: {script}: clean run")
             + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
         ]
-        note = diverging_note(report)
-        lines += [s.yellow(f"  but {note}")] if note else []
-        return lines + ([s.yellow(f"  but {safe(learned.headline)}")] if learned else [])
+        weak = [s.yellow(f"  but {safe(learned.headline)}")] if learned else []
+        return lines + _diverging(report, s) + weak
     if event.kind == "exception":
-        head = s.red(
-            f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}"
-        )
-        lines = [head, f"  {safe(event.message)}"]
-        lines += [f"  {safe(d)}" for d in event.details]
-        if event.location:
-            lines.append(f"  at {safe(event.location.file)}:{event.location.line}")
-        if event.rank is not None:
-            lines.append(f"  on rank {event.rank}")
-        return lines
+        return _exception(script, event, s)
+    return _nonfinite(script, report, event, s)
+
+
+def _diverging(report: Report, s: _Style) -> list[str]:
+    note = diverging_note(report)
+    return [s.yellow(f"  but {note}")] if note else []
+
+
+def _exception(script: str, event: Event, s: _Style) -> list[str]:
+    head = s.red(
+        f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}"
+    )
+    lines = [head, f"  {safe(event.message)}"]
+    lines += [f"  {safe(d)}" for d in event.details]
+    if event.location:
+        lines.append(f"  at {safe(event.location.file)}:{event.location.line}")
+    if event.rank is not None:
+        lines.append(f"  on rank {event.rank}")
+    return lines
+
+
+def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str]:
     lines = [s.red(f"diagnose: {script}: {safe(event.message)}")]
     step = "?" if event.step is None else str(event.step)
     lines.append(f"  born at: step {step}, phase {safe(event.phase or '?')}, {where(event)}")
@@ -132,8 +154,7 @@ def _verdict(report: Report, s: _Style) -> list[str]:
         lines.append(f"  inside:  {safe(event.location.via)} (library code your line called)")
     if event.rank is not None:
         lines.append(f"  rank:    {event.rank}")
-    for detail in event.details:
-        lines.append(f"  - {safe(detail)}")
+    lines += [f"  - {safe(detail)}" for detail in event.details]
     if event.sample_indices:
         shown = ", ".join(str(i) for i in event.sample_indices[:20])
         more = " ..." if len(event.sample_indices) > 20 else ""
@@ -279,10 +300,8 @@ def _config(report: Report, s: _Style) -> list[str]:
         f"GradScaler {'yes' if c.grad_scaler else 'no'}",
     ]
     lines = [s.bold("Config"), "  " + "; ".join(parts)]
-    extra = c.model_extra or {}
-    for framework in ("transformers", "lightning"):
-        info = extra.get(framework)
-        if isinstance(info, dict):
+    for framework, info in (("transformers", c.transformers), ("lightning", c.lightning)):
+        if info is not None:
             keys = (
                 "precision",
                 "learning_rate",
@@ -292,12 +311,17 @@ def _config(report: Report, s: _Style) -> list[str]:
                 "gradient_accumulation_steps",
                 "accumulate_grad_batches",
             )
-            shown = ", ".join(f"{k} {info[k]}" for k in keys if info.get(k) is not None)
+            shown = ", ".join(f"{k} {_setting(info[k])}" for k in keys if info.get(k) is not None)
             lines.append(f"  {framework}: {safe(shown) or 'used'}")
             notes = info.get("notes")
             for note in [notes] if isinstance(notes, str) else (notes or []):
                 lines.append(f"  note: {safe(note)}")
     return lines
+
+
+def _setting(value: object) -> str:
+    """A framework setting as written: a float through the one number formatter."""
+    return num(value) if isinstance(value, float) else str(value)
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from diagnose.tracer.ops import OpFinding, OpRecord, Replay, _finding
+from diagnose.tracer.ops import OpFinding, OpRecord, Replay, finding_of
 from diagnose.tracer.stats import is_checked, iter_tensors
 
 _MAX_NODES = 200_000  # graph walk bound: a pathological graph must not stall the report
@@ -176,17 +176,4 @@ def _singular(rec: OpRecord) -> str | None:
 
 
 def _backward_finding(rec: OpRecord, node: Any, kind: str) -> OpFinding:
-    finding = _finding(rec)
-    received, _, returned = finding.detail.partition(" and returned ")
-    if finding.value is None:
-        finding.detail = (
-            f"{received}; its gradient ({node.name()}) is {kind} for a finite incoming gradient (1)"
-        )
-    else:
-        finding.detail = (
-            f"{received} and returned {returned}, which later ops discarded (the "
-            f"loss stayed finite); its gradient ({node.name()}) is {kind} there: "
-            "0 times an infinite derivative"
-        )
-    finding.backward = True
-    return finding
+    return finding_of(rec, gradient=(node.name(), kind))

@@ -22,7 +22,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from diagnose.report import Location, OpSource, TensorStats
+from diagnose.formatting import num
+from diagnose.report import InputValues, Location, OpSource, TensorStats
 from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
@@ -170,6 +171,7 @@ class OpFinding:
     value: str | None = None  # what the op itself returned: "nan", "inf", "-inf", "inf+-inf"
     numbers: list[float] = field(default_factory=list)  # plain floats it was given (x * 1e39)
     sources: list[OpSource] = field(default_factory=list)  # inputs made with plain floats
+    values: list[InputValues] = field(default_factory=list)  # its inputs as numbers
 
 
 class _Watch(TorchFunctionMode):
@@ -268,7 +270,7 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
             if not bad:
                 break
             rec = bad[0]
-        return _finding(rec, by_output)
+        return finding_of(rec, by_output)
     consumed_ok = set()
     for r in records:
         if r.finite:
@@ -282,38 +284,59 @@ def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFin
     ]
     for r in candidates:
         if id(r.output) not in consumed_ok:
-            return _finding(r, by_output)
-    return _finding(candidates[0], by_output) if candidates else None
+            return finding_of(r, by_output)
+    return finding_of(candidates[0], by_output) if candidates else None
 
 
 _CLASSIFICATION_LOSSES = {"cross_entropy", "nll_loss"}
 
 
-def _finding(rec: OpRecord, by_output: dict[int, OpRecord] | None = None) -> OpFinding:
+def finding_of(
+    rec: OpRecord,
+    by_output: dict[int, OpRecord] | None = None,
+    gradient: tuple[str, str] | None = None,
+) -> OpFinding:
+    """What ``rec`` received and returned; ``gradient`` (its backward node, "nan"/"inf") for
+    an op whose gradient was born non-finite, which the detail line then says instead."""
     inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
     output = full_stats("output", rec.output)
-    parts = [_describe_input(s) for s in inputs if s.abs_max is not None]
+    values = [input_values(s) for s in inputs]
+    parts = [describe_input(v) for v in values if v.max_abs is not None]
     numbers = _numbers(rec.args, rec.kwargs)
     parts += [_describe_number(v, rec.output) for v in numbers]
-    detail = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
+    received = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     value = value_kind(rec.output)
-    detail += f" and returned {value or 'a finite value'}"
-    finding = OpFinding(
+    targets = target_counts(rec.args, rec.kwargs) if rec.name in _CLASSIFICATION_LOSSES else None
+    detail = received + _returned(value, gradient)
+    if targets is not None:
+        ignore, total, ignored = targets
+        detail += f"; {ignored} of {total} targets equal ignore_index={ignore}"
+    return OpFinding(
         rec.name,
         site_location(rec.site),
         inputs,
         output,
         detail,
+        targets=targets,
+        backward=gradient is not None,
         value=value,
         numbers=numbers,
         sources=_sources(rec, by_output or {}),
+        values=values,
     )
-    if rec.name in _CLASSIFICATION_LOSSES:
-        finding.targets = target_counts(rec.args, rec.kwargs)
-        if finding.targets is not None:
-            ignore, total, ignored = finding.targets
-            finding.detail += f"; {ignored} of {total} targets equal ignore_index={ignore}"
-    return finding
+
+
+def _returned(value: str | None, gradient: tuple[str, str] | None) -> str:
+    """The end of a detail line: what the op returned, or how its gradient went non-finite."""
+    if gradient is None:
+        return f" and returned {value or 'a finite value'}"
+    node, kind = gradient
+    if value is None:
+        return f"; its gradient ({node}) is {kind} for a finite incoming gradient (1)"
+    return (
+        f" and returned {value}, which later ops discarded (the loss stayed finite); its "
+        f"gradient ({node}) is {kind} there: 0 times an infinite derivative"
+    )
 
 
 def _sources(rec: OpRecord, by_output: dict[int, OpRecord]) -> list[OpSource]:
@@ -339,20 +362,29 @@ def _numbers(args: tuple, kwargs: dict | None) -> list[float]:
 
 
 def _describe_number(value: float, output: torch.Tensor) -> str:
-    """ "the number 1e+39 (inf in float32)": a number the op's dtype cannot hold is named so."""
-    text = f"the number {_fmt(value)}"
+    """ "the number 1.0e39 (inf in float32)": a number the op's dtype cannot hold is named so."""
+    text = f"the number {num(value)}"
     limit = dtype_max(output.dtype)
     if limit is not None and math.isfinite(value) and abs(value) > limit:
         text += f" ({'-' if value < 0 else ''}inf in {dtype_name(output.dtype)})"
     return text
 
 
-def _describe_input(s: TensorStats) -> str:
+def input_values(s: TensorStats) -> InputValues:
+    """The numbers of one op input: its statistics, with the true smallest |x| (0 when it
+    holds a zero, where ``abs_min`` is the smallest non-zero one). Magnitudes are a float
+    input's only, as in its statistics: an integer target's bounds are its min and max."""
+    smallest = (0.0 if s.zeros else s.abs_min) if s.abs_max is not None else None
+    return InputValues(
+        name=s.name, dtype=s.dtype, min=s.min, max=s.max, min_abs=smallest, max_abs=s.abs_max
+    )
+
+
+def describe_input(v: InputValues) -> str:
     """ "min |x| = 0, max |x| = 1", with the signed minimum when the input holds negatives."""
-    smallest = 0.0 if s.zeros else s.abs_min
-    text = f"min |x| = {_fmt(smallest)}, max |x| = {_fmt(s.abs_max)}"
-    if s.min is not None and s.min < 0:
-        text += f", min x = {_fmt(s.min)}"
+    text = f"min |x| = {_num(v.min_abs)}, max |x| = {_num(v.max_abs)}"
+    if v.min is not None and v.min < 0:
+        text += f", min x = {num(v.min)}"
     return text
 
 
@@ -371,10 +403,9 @@ def target_counts(args: tuple, kwargs: dict | None) -> tuple[int, int, int] | No
     return ignore, int(target.numel()), ignored
 
 
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "?"
-    return "0" if v == 0 else f"{v:.3g}"
+def _num(v: float | None) -> str:
+    """A number of the detail line; "?" for one not measured (an input without finite values)."""
+    return "?" if v is None else num(v)
 
 
 def value_kind(t: torch.Tensor) -> str | None:

@@ -173,16 +173,6 @@ def _finish(
     )
 
 
-def describe(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf"
-    return f"{value:.3g}"
-
-
 def nonfinite_kind(lo: float, hi: float) -> str:
     """The kind of non-finite value an (amin, amax) pair shows: "nan", "inf", "-inf"."""
     if math.isnan(lo) or math.isnan(hi):

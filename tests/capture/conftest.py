@@ -23,10 +23,13 @@ def capture() -> Iterator[ConfigCapture]:
 
 
 def snapshot(cap: ConfigCapture, **kwargs: Any) -> dict[str, Any]:
-    """Take a snapshot and check the contract: strict JSON and a valid report ``Config``."""
+    """Take a snapshot and check the contract: strict JSON, every key declared by the report's
+    ``Config``, and that model writes the very JSON the capture wrote."""
     config = cap.snapshot(**kwargs)
-    json.dumps(config, allow_nan=False)
-    Config.model_validate(config)
+    text = json.dumps(config, allow_nan=False)
+    validated = Config.model_validate(config)
+    assert validated.model_extra == {}, f"undeclared config keys: {sorted(validated.model_extra)}"
+    assert json.dumps(json.loads(validated.model_dump_json())) == text
     assert config["capture_errors"] == [], config["capture_errors"]
     return config
 

@@ -135,3 +135,11 @@ def test_reduce_on_plateau_is_recorded(capture):
     described = snapshot(capture)["lr_scheduler"]
     assert described["class"] == "ReduceLROnPlateau"
     assert described["factor"] == 0.2 and described["patience"] == 3
+
+
+def test_a_hyper_parameter_that_is_a_pair_is_kept_as_the_optimizer_holds_it(capture):
+    model = mlp()
+    train(model, torch.optim.Adafactor(model.parameters(), lr=1e-2, eps=(None, 1e-3)))
+    config = snapshot(capture)  # still a valid Config, written back as captured
+    assert config["optimizer"] == "Adafactor"
+    assert config["param_groups"][0]["eps"] == [None, 1e-3]

@@ -117,4 +117,4 @@ def test_an_eps_held_in_a_variable_gets_a_note(tmp_path):
         event_fields=_lost_eps(2, [1e-8]),
     )
     assert result.diff is None
-    assert "no literal 1e-08 on line 2" in result.note and "1e-4" in result.note
+    assert "no literal 1.0e-8 on line 2" in result.note and "1e-4" in result.note

@@ -164,7 +164,8 @@ def test_framework_config_and_its_notes_are_shown():
         }
     )
     text = render(report, "text")
-    assert "transformers: learning_rate 5e-05, max_grad_norm 1.0" in text
+    # floats are written as every other number is (diagnose.formatting.num)
+    assert "transformers: learning_rate 5.0e-5, max_grad_norm 1" in text
     assert "note: logging_nan_inf_filter=True hides" in text
 
 

@@ -81,4 +81,4 @@ def test_a_python_number_beyond_the_dtype_range_is_named_as_the_ops_operand():
         opt.step()
     event = caught.value.event
     assert (event.phase, event.op) == ("loss", "mul")
-    assert "the number 1e+39 (inf in float32)" in event.message
+    assert "the number 1.0e39 (inf in float32)" in event.message

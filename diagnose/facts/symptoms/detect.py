@@ -1,0 +1,55 @@
+"""Running the registered detectors over a report's facts."""
+
+from __future__ import annotations
+
+from diagnose.facts.extract import Facts
+from diagnose.facts.symptoms.registry import (
+    ANOMALY,
+    EXCEPTION,
+    FINITE,
+    NONFINITE,
+    REGISTRY,
+    Detector,
+    SymptomRegistry,
+)
+from diagnose.report import Report, Symptom
+
+
+def _detectors(facts: Facts, registry: SymptomRegistry) -> list[Detector]:
+    kind = facts.get("event.kind")
+    if kind == "exception":
+        return registry.detectors(EXCEPTION, *([ANOMALY] if facts.get("event.anomaly") else []))
+    if kind == "nonfinite":
+        return registry.detectors(NONFINITE)
+    return registry.detectors(FINITE) if kind is None else []
+
+
+def detect_symptoms(
+    facts: Facts, report: Report, registry: SymptomRegistry = REGISTRY
+) -> tuple[list[Symptom], list[str]]:
+    """The symptoms of a report, most confident first, and warnings for detectors that failed.
+
+    Symptoms describe a non-finite event (or an autograd anomaly error naming the op); a clean
+    run has none, and an exception has only ``script-exception`` for user rules to read.
+    """
+    warnings: list[str] = []
+    found: list[Symptom] = []
+    for detector in _detectors(facts, registry):
+        try:
+            symptom = detector(facts, report)
+        except Exception as exc:  # odd evidence must not stop the diagnosis
+            warnings.append(f"symptoms: {detector.__name__} skipped: {type(exc).__name__}: {exc}")
+            continue
+        if symptom is None or symptom.confidence <= 0:
+            continue
+        spec = registry.get(symptom.id)
+        if spec is None or spec.detector is not detector:
+            warnings.append(
+                f"symptoms: {detector.__name__} returned {symptom.id!r}, which it does not declare"
+            )
+            continue
+        symptom.confidence = round(symptom.confidence, 3)
+        symptom.title = symptom.title or spec.title
+        found.append(symptom)
+    found.sort(key=lambda s: -s.confidence)
+    return found, warnings

@@ -1,0 +1,237 @@
+"""From a window's first non-finite record to the event and its frames.
+
+Runs once per run, at the event: gathers what ``explain`` needs (the module names, the
+weights' statistics, the op a replay names, the dataset rows of a bad batch) by re-running
+parts of the model through ``replay``, and hands it to ``explain``, which writes the event.
+A light step's event first replays the step with every module watched, so it names what a
+detailed step would.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from diagnose.report import Event, Frame
+from diagnose.tracer import backward, explain, ops, replay
+from diagnose.tracer.data import BatchIndices
+from diagnose.tracer.explain import BackwardOp, Explained
+from diagnose.tracer.frames import frames, op_frame
+from diagnose.tracer.names import ModuleNames
+from diagnose.tracer.stats import full_stats, iter_tensors
+from diagnose.tracer.window import NormLayouts, Rec, Scan
+
+# What a light step's replay can explain: values of the model's forward, the loss, gradients.
+# (Weights and optimizer state after a step, and the loss scale, are seen as on a detailed step.)
+_REPLAYABLE = ("call", "loss", "grad", "pgrad")
+
+
+@dataclass
+class Scene:
+    """What the tracer knows beyond the window: an investigation reads it, never changes it."""
+
+    names: ModuleNames
+    optimizers: list[Any]
+    recent: Iterable[Rec]  # calls of earlier windows, oldest first
+    batch: BatchIndices
+    paused: replay.Paused  # the tracer records nothing while entered
+    record: replay.Recorder  # the tracer records into a given window while entered
+    layouts: NormLayouts
+    step: int
+    backward: bool
+    frames: int
+    ncalls: int
+
+
+def investigate(scene: Scene, scan: Scan, light: bool) -> tuple[Event, list[Frame]]:
+    """The event of a scanned window, and the frames before it."""
+    loss_ops = ops.as_records(scan.loss_ops)
+    ops.learn_finiteness(loss_ops)
+    case = _Investigation(scene, scan.window_calls, loss_ops)
+    first = scan.first_bad
+    with replay.state_kept(scene.names.roots):  # the explanation re-runs parts of the model
+        if (
+            light
+            and first.kind in _REPLAYABLE
+            and not (first.kind == "call" and first.inputs_bad())
+        ):
+            return case.light(first, scan.recs, scan.calls)
+        return case.event(first, scan.recs, scan.calls)
+
+
+class _Investigation:
+    def __init__(self, scene: Scene, window_calls: list[Rec], loss_ops: list[ops.OpRecord]):
+        self.scene = scene
+        self.name = scene.names.name
+        self.window_calls = window_calls  # the calls of the window the event is read from
+        self.loss_ops = loss_ops
+
+    def frames(self, producer: Rec | None) -> list[Frame]:
+        recs = [*self.scene.recent, *self.window_calls]
+        return frames(recs, producer, self.scene.frames, self.name, self.scene.step)
+
+    def event(
+        self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], note: str | None = None
+    ) -> tuple[Event, list[Frame]]:
+        explained = self.explain(rec, recs, calls, note)
+        found = self.frames(explained.producer)
+        finding = explained.finding
+        if finding is not None and explained.producer is None and explained.event.module is None:
+            # Born in an op outside any module: its own row ends the frames table.
+            found = [
+                *found[len(found) + 1 - self.scene.frames :],
+                op_frame(self.scene.ncalls + 1, rec.step, finding),
+            ]
+        return explained.event, found
+
+    def explain(
+        self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], note: str | None
+    ) -> Explained:
+        kind = rec.kind
+        if kind == "call":
+            return self.forward(rec, calls, note)
+        if kind == "loss":
+            finding = ops.find_producer(self.loss_ops, rec.target) if self.loss_ops else None
+            return Explained(explain.loss_event(rec, finding, note), None, finding)
+        if kind == "grad":
+            maker = explain.grad_maker(rec, recs)
+            found = self.backward_op(rec, recs, calls, self.name(maker))
+            producer = next((r for r in self.scene.recent if r.module is maker), None)
+            event = explain.grad_event(rec, maker, self.name, found, note)
+            return Explained(event, producer, found.finding if found else None)
+        if kind == "scale":
+            return Explained(explain.scale_event(rec, note))
+        return self.parameter(rec, recs, calls, note)
+
+    def forward(self, rec: Rec, calls: dict[int, Rec], note: str | None) -> Explained:
+        root = replay.root_of(rec, calls)
+        if rec.inputs_bad() and (root is rec or root.inputs_bad()):
+            return Explained(
+                explain.input_event(root, self.name(root.module), self.rows(root)), root
+            )
+        producer = explain.forward_producer(rec, calls)
+        module = producer.module
+        weights = [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
+        bad_weights = [w for w in weights if not w.finite]
+        if bad_weights and self.scene.step > 0:
+            return Explained(self.weight(rec, producer, bad_weights[0]), producer)
+        finding = replay.replay_call(producer, calls, self.scene.paused)
+        wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
+        event = explain.forward_event(rec, producer, self.name, wmax, finding, note)
+        return Explained(event, producer, finding)
+
+    def weight(self, rec: Rec, producer: Rec, weight: Any) -> Event:
+        optimizer = self.scene.optimizers[0] if self.scene.optimizers else None
+        param = getattr(producer.module, weight.name, None)
+        states = []
+        if optimizer is not None and param is not None:
+            states = [
+                full_stats(key, value)
+                for key, value in optimizer.state.get(param, {}).items()
+                if isinstance(value, torch.Tensor) and value.dim()
+            ]
+        return explain.weight_event(rec, producer, self.name, weight, optimizer, states)
+
+    def parameter(
+        self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], note: str | None
+    ) -> Explained:
+        owners = self.scene.names.param_owners()
+        last_call = {id(r.module): r.call for r in self.window_calls}
+        index = explain.bad_parameter(rec, owners, last_call)
+        target = rec.target[index]
+        owner = owners.get(id(target[0] if isinstance(target, tuple) else target))
+        owner = owner or (None, None, None)
+        found = self.backward_op(rec, recs, calls, owner[0]) if rec.kind == "pgrad" else None
+        optimizer = self.scene.optimizers[0] if self.scene.optimizers else None
+        event = explain.param_event(rec, index, owner, optimizer, found, note)
+        return Explained(event, None, found.finding if found else None)
+
+    def backward_op(
+        self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], module: str | None
+    ) -> BackwardOp | None:
+        """Name the op whose gradient was born non-finite: first among the ops recorded
+        outside modules (on the graph path to the bad parameters), else inside ``module``'s
+        last call, replayed with grad on, else inside its parents."""
+        loss = next((r.target for r in reversed(recs) if r.kind == "loss"), None)
+        params = None
+        if rec.kind == "pgrad":
+            params = [
+                rec.target[i]
+                for i, (lo, hi) in enumerate(rec.values or ())
+                if not (math.isfinite(lo) and math.isfinite(hi))
+            ]
+        paused = self.scene.paused
+        try:
+            with paused():
+                finding = backward.find_backward_producer(self.loss_ops, loss, params)
+            if finding is not None:
+                return BackwardOp(finding)
+            call = next(
+                (r for r in reversed(list(calls.values())) if self.name(r.module) == module), None
+            )
+            found = replay.replay_module_backward(call, calls, paused)
+        except Exception:
+            return None
+        if found is None:
+            return None
+        finding, where = found
+        return BackwardOp(finding, (self.name(where.module), type(where.module).__name__))
+
+    def rows(self, root: Rec) -> list[int]:
+        """The dataset indices of the rows of a root's first non-finite input."""
+        bad = next(
+            (
+                n
+                for (n, *_), (lo, hi) in zip(root.ins, root.invalues, strict=True)
+                if not (math.isfinite(lo) and math.isfinite(hi))
+            ),
+            "input",
+        )
+        tensors = dict(iter_tensors(root.args, "input"))
+        if root.kwargs:
+            tensors.update({k[7:]: v for k, v in iter_tensors(root.kwargs, "kwargs")})
+        t = tensors.get(bad)
+        if t is None or t.dim() == 0 or type(t) not in (torch.Tensor, torch.nn.Parameter):
+            return []  # a sharded tensor's rows are not the batch's rows
+        with torch.no_grad():
+            rows = (~torch.isfinite(t.detach())).reshape(t.shape[0], -1).any(1)
+            at = rows.nonzero().flatten().tolist()
+        found = self.scene.batch.lookup(t, at)  # the batch this tensor came from
+        if found is not None:
+            return found
+        if root.indices is not None and len(root.indices) == t.shape[0]:
+            return [root.indices[i] for i in at]
+        return []
+
+    def light(
+        self, first_bad: Rec, recs: list[Rec], calls: dict[int, Rec]
+    ) -> tuple[Event, list[Frame]]:
+        """An event on a light step: replay its root calls with every module watched.
+
+        The weights are those the step used (the update has not landed), so the replay,
+        from the same inputs and RNG state, makes the same values. For a non-finite forward
+        value its first non-finite module output is the producer a detailed step would have
+        named; for a gradient, the replay also runs the model's backward from the gradients
+        the step's root outputs received, so each module's gradient is seen as on a detailed
+        step. When the replay does not reproduce the value, the event is built from what the
+        light checks saw, and says so.
+        """
+        backward_too = first_bad.kind in ("pgrad", "grad") and self.scene.backward
+        replayed = replay.replay_window(recs, backward_too, self.scene.record, self.scene.layouts)
+        if replayed is not None:
+            rrecs, rcalls, rbad = replayed
+            self.window_calls = [r for r in rrecs if r.kind == "call"]
+            if rbad is not None:
+                return self.event(rbad, rrecs, rcalls)
+            calls = rcalls  # a backward explanation walks the modules the replay saw
+        if first_bad.kind in ("loss", "scale"):
+            return self.event(first_bad, recs, calls)  # the light checks name these
+        what = "forward and backward" if backward_too else "forward"
+        note = explain.light_note(what, reproduced=replayed is not None)
+        if first_bad.kind != "call":
+            return self.event(first_bad, recs, calls, note)
+        return explain.unknown_submodule_event(first_bad, self.name, note), self.frames(first_bad)
