@@ -28,6 +28,7 @@ _REGRESSION = {
 _LOGITS = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits"}
 _LINEAR = ("AddmmBackward0", "MmBackward0", "BmmBackward0", "UnsafeViewBackward0")
 _PLAIN_VIEWS = ("ViewBackward0", "ReshapeAliasBackward0", "CloneBackward0", "ToCopyBackward0")
+_SOFT = "LogSoftmaxBackward0"  # cross_entropy with class-probability targets: no nll node
 _PRODUCERS = {"SoftmaxBackward0": "softmax", "SigmoidBackward0": "sigmoid"}
 _VIEWS = (
     "ViewBackward0",
@@ -74,6 +75,8 @@ class LossWatch:
         kind = type(node).__name__
         if kind in _CLASS:
             self._class_loss(node)
+        elif kind == _SOFT:
+            self._soft_targets(node)
         elif kind in _REGRESSION:
             self._regression_loss(_REGRESSION[kind], node)
         elif kind in _LOGITS:
@@ -97,6 +100,21 @@ class LossWatch:
         entry.producer = entry.producer or made_by
         entry.probabilities = entry.probabilities or made_by is not None
         if via_log_softmax and _classes_from_features(log_softmax, shape):
+            entry.misplaced_classes = True
+
+    def _soft_targets(self, log_softmax: Any) -> None:
+        """A log_softmax the loss is made of directly: cross_entropy given probabilities as
+        targets (or a hand-written one), which builds no nll node."""
+        shape = _shape(log_softmax, "_saved_result")
+        if len(shape) < 2 or getattr(log_softmax, "_saved_dim", None) not in (1, 1 - len(shape)):
+            return
+        entry = self._entry("cross_entropy")
+        entry.input_shape = shape
+        entry.classes = shape[1]
+        made_by = _producer(_input(log_softmax))
+        entry.producer = entry.producer or made_by
+        entry.probabilities = entry.probabilities or made_by is not None
+        if _classes_from_features(log_softmax, shape):
             entry.misplaced_classes = True
 
     def _regression_loss(self, function: str, node: Any) -> None:
@@ -148,7 +166,7 @@ def _loss_nodes(root: Any) -> list[Any]:
             continue
         seen += 1
         kind = type(node).__name__
-        if kind in _CLASS or kind in _REGRESSION or kind in _LOGITS:
+        if kind in _CLASS or kind in _REGRESSION or kind in _LOGITS or kind == _SOFT:
             found.append(node)
             continue
         stack.extend(n for n, _ in getattr(node, "next_functions", ()))
