@@ -236,7 +236,8 @@ def _record_text(message: str) -> str:
 
 
 def _search_texts(line: ErrorLine) -> list[str]:
-    """What a pattern is tried on: the line as printed, its message alone, its first line.
+    """What a pattern is tried on: the line as printed, its message alone, its first line,
+    and the line joined to the one after it when the paste may have wrapped it there.
 
     A line with backticks is also tried without them: users paste messages from issues with
     markdown code spans around parts of them (``Can't call `numpy()` on Tensor ...``).
@@ -245,6 +246,8 @@ def _search_texts(line: ErrorLine) -> list[str]:
     for extra in (line.message, line.first_line):
         if extra and extra not in texts:
             texts.append(extra)
+    if line.wrap:  # the paste may have broken the line in two, at a space or inside a word
+        texts += [f"{line.text} {line.wrap}", line.text + line.wrap]
     if "`" in line.text:
         texts += [plain for plain in (t.replace("`", "") for t in texts) if plain not in texts]
     return texts
