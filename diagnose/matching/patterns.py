@@ -1,9 +1,10 @@
 """Run many ``messagePattern`` regexes on a few lines, fast and with bounded work.
 
 Each pattern's longest required literal (lowercased) is read by
-:func:`literals.required_literal` when the index is built; the rarest whole word inside it keys a dict, so the words of a lowercased line lead to the
-few literals that may occur in it, each checked with ``in``: only patterns whose literal is
-in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
+:func:`literals.required_literals` when the index is built -- one per branch for a pattern
+that is an alternation of wordings -- and the rarest whole word inside it keys a dict, so the
+words of a lowercased line lead to the few literals that may occur in it, each checked with
+``in``: only patterns one of whose literals is in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
 automaton; patterns without a usable literal go on a short always-check list.
 
 Patterns are compiled lazily, on their first candidacy: compiling 100k regexes up front
@@ -28,7 +29,7 @@ from typing import Any
 import ahocorasick
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.literals import required_literal
+from diagnose.matching.literals import required_literals
 from diagnose.regexbound import PatternTimeout, UnboundedPattern, compile_bounded, search
 
 _WORD = re.compile(r"\w+")
@@ -65,10 +66,11 @@ class PatternIndex:
         for i, pattern in enumerate(self._patterns):
             if not pattern:
                 continue
-            literal = required_literal(pattern)
-            if literal is None:
+            literals = required_literals(pattern)
+            if literals is None:
                 self.always.append(i)
-            else:
+                continue
+            for literal in literals:
                 by_literal.setdefault(literal, []).append(i)
         # one group per distinct literal; each group is reached through the rarest whole word
         # inside its literal (a dict lookup per word of the line), and only then is the whole
