@@ -56,10 +56,10 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
     One literal for a plain pattern; for a top-level alternation, each branch's own. None when
     some branch has no usable literal (it may match anywhere).
     """
-    branches = _top_level_branches(pattern)
+    branches = _top_level_branches(pattern) if "|" in pattern else [pattern]
     found: list[str] = []
     for branch in branches:
-        literal = required_literal(branch) if len(branches) > 1 else required_literal(pattern)
+        literal = required_literal(branch)
         if literal is None:
             return None
         if literal not in found:
@@ -70,11 +70,34 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
 def _top_level_branches(pattern: str) -> list[str]:
     """``a|b(c|d)|e`` -> ``["a", "b(c|d)", "e"]``; the pattern whole when unsure.
 
-    Escapes, character classes and groups are skipped over; a pattern whose brackets do not
-    pair up, or in verbose mode (where ``#`` starts a comment), is not split.
+    The common shapes are read by the same C-level ``split`` as the literal: a ``|`` outside
+    every escape, class and group is a separator of its own. Deeper nesting or brackets
+    the split leaves unpaired go to a character scan.
     """
-    if "|" not in pattern or ("(?" in pattern and _VERBOSE.search(pattern)):
-        return [pattern]
+    if "(?" in pattern and _VERBOSE.search(pattern):
+        return [pattern]  # verbose: "#" starts a comment, which may hold anything
+    items = _SEPARATOR.split(pattern)
+    separators = items[1::2]
+    if "|" not in separators:
+        if _UNMODELLED.isdisjoint(separators):
+            return [pattern]
+        return _scan_branches(pattern)
+    if not _UNMODELLED.isdisjoint(s for s in separators if s != "|"):
+        return _scan_branches(pattern)
+    branches: list[str] = []
+    current: list[str] = [items[0]]
+    for k in range(1, len(items), 2):
+        if items[k] == "|":
+            branches.append("".join(current))
+            current = [items[k + 1]]
+        else:
+            current += (items[k], items[k + 1])
+    branches.append("".join(current))
+    return branches
+
+
+def _scan_branches(pattern: str) -> list[str]:
+    """:func:`_top_level_branches` by a character scan (any nesting depth)."""
     branches: list[str] = []
     depth = start = i = 0
     n = len(pattern)
