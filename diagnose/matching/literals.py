@@ -46,7 +46,7 @@ _SEPARATOR = re.compile(
 )
 # a backslash before a letter or digit other than these (\\n, \\x41, \\1, ...): the parser decides
 _UNMODELLED_ESCAPE = re.compile(r"\\[^dDwWsSbBAZ\W_]")
-_UNMODELLED = frozenset({"|", ")", "[", "("})  # separators that send a pattern to the parser
+_UNMODELLED = frozenset({")", "[", "("})  # separators that send a pattern to the parser
 _VERBOSE = re.compile(r"\(\?[aiLmsu]*x[aiLmsux]*\)")
 
 
@@ -54,50 +54,45 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
     """The literals one of which every match of ``pattern`` contains (lowercased), or None.
 
     One literal for a plain pattern; for a top-level alternation, each branch's own. None when
-    some branch has no usable literal (it may match anywhere).
+    some branch has no usable literal (it may match anywhere). The common shapes need one
+    C-level ``split`` (a ``|`` outside every escape, class and group is a separator of its
+    own); deeper nesting or stray brackets go to a character scan and the parser.
     """
-    branches = _top_level_branches(pattern) if "|" in pattern else [pattern]
-    found: list[str] = []
-    for branch in branches:
-        literal = required_literal(branch)
-        if literal is None:
-            return None
-        if literal not in found:
-            found.append(literal)
-    return tuple(found)
+    items = _split(pattern)
+    if items is None:
+        branches = _scan_branches(pattern) if "|" in pattern else [pattern]
+        found = [required_literal(branch) for branch in branches]
+    else:
+        found = [_longest_run(branch) for branch in _split_at_bars(items)]
+    if None in found:
+        return None
+    return tuple(dict.fromkeys(literal for literal in found if literal is not None))
 
 
-def _top_level_branches(pattern: str) -> list[str]:
-    """``a|b(c|d)|e`` -> ``["a", "b(c|d)", "e"]``; the pattern whole when unsure.
-
-    The common shapes are read by the same C-level ``split`` as the literal: a ``|`` outside
-    every escape, class and group is a separator of its own. Deeper nesting or brackets
-    the split leaves unpaired go to a character scan.
-    """
-    if "(?" in pattern and _VERBOSE.search(pattern):
-        return [pattern]  # verbose: "#" starts a comment, which may hold anything
-    items = _SEPARATOR.split(pattern)
-    separators = items[1::2]
-    if "|" not in separators:
-        if _UNMODELLED.isdisjoint(separators):
-            return [pattern]
-        return _scan_branches(pattern)
-    if not _UNMODELLED.isdisjoint(s for s in separators if s != "|"):
-        return _scan_branches(pattern)
-    branches: list[str] = []
-    current: list[str] = [items[0]]
+def _split_at_bars(items: list[str]) -> list[list[str]]:
+    """The items of :func:`_split` (text, separator, ..., text) cut at each top-level ``|``."""
+    if "|" not in items[1::2]:
+        return [items]
+    branches: list[list[str]] = []
+    current = [items[0]]
     for k in range(1, len(items), 2):
         if items[k] == "|":
-            branches.append("".join(current))
+            branches.append(current)
             current = [items[k + 1]]
         else:
             current += (items[k], items[k + 1])
-    branches.append("".join(current))
+    branches.append(current)
     return branches
 
 
 def _scan_branches(pattern: str) -> list[str]:
-    """:func:`_top_level_branches` by a character scan (any nesting depth)."""
+    """The top-level branches of ``pattern`` by a character scan (any nesting depth).
+
+    The pattern whole when unsure: brackets that do not pair up, or verbose mode (where ``#``
+    starts a comment that may hold anything).
+    """
+    if "(?" in pattern and _VERBOSE.search(pattern):
+        return [pattern]
     branches: list[str] = []
     depth = start = i = 0
     n = len(pattern)
@@ -149,21 +144,40 @@ def required_literal(pattern: str) -> str | None:
     A top-level alternation has none (its branches share no required text): see
     :func:`required_literals`.
     """
-    if "\\\\" not in pattern:
-        masked = pattern.replace("\\ ", " ")
-        if "\\" in masked:
-            masked = _mask(masked)
-        items = _SEPARATOR.split(masked)
-        if (
-            _UNMODELLED.isdisjoint(items[1::2])
-            and ("\\" not in masked or _UNMODELLED_ESCAPE.search(masked) is None)
-            and not ("(?" in pattern and _VERBOSE.search(pattern))
-        ):
-            for k in range(1, len(items), 2):
-                if items[k][0] in "*+?{":
-                    items[k - 1] = items[k - 1][:-1]
-            return _finish(max(items[::2], key=len))
-    return _parsed_literal(pattern)
+    items = _split(pattern)
+    if items is None or "|" in items[1::2]:
+        return _parsed_literal(pattern)
+    return _longest_run(items)
+
+
+def _split(pattern: str) -> list[str] | None:
+    """``pattern`` split into literal text and separators, or None where the split cannot say.
+
+    Escaped characters that stand for themselves are masked first (so ``\\|`` is text, not a
+    bar); the result alternates text, separator, text, ... and is None for syntax the split
+    does not model (escaped backslashes, numeric escapes, verbose mode, stray brackets,
+    groups nested deeper than two).
+    """
+    if "\\\\" in pattern or ("(?" in pattern and _VERBOSE.search(pattern)):
+        return None
+    masked = pattern.replace("\\ ", " ")
+    if "\\" in masked:
+        masked = _mask(masked)
+        if _UNMODELLED_ESCAPE.search(masked) is not None:
+            return None
+    items = _SEPARATOR.split(masked)
+    if not _UNMODELLED.isdisjoint(items[1::2]):
+        return None
+    return items
+
+
+def _longest_run(items: list[str]) -> str | None:
+    """The longest literal text between separators (a quantified last character is not in it)."""
+    runs = items[::2]
+    for k in range(1, len(items), 2):
+        if items[k][0] in "*+?{":
+            runs[k // 2] = runs[k // 2][:-1]  # the repeated character may be absent, or many
+    return _finish(max(runs, key=len))
 
 
 def _parsed_literal(pattern: str) -> str | None:

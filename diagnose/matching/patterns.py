@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import ahocorasick
@@ -80,10 +82,7 @@ class PatternIndex:
         self._literals: list[str] = list(by_literal)
         self._groups: list[list[int]] = list(by_literal.values())
         words_of = [_NON_WORD.split(literal)[1:-1] for literal in self._literals]
-        counts: dict[str, int] = {}
-        for words in words_of:
-            for word in words:
-                counts[word] = counts.get(word, 0) + 1
+        counts = Counter(chain.from_iterable(words_of))  # counted in C
         counts.pop("", None)  # between two adjacent non-word characters
         self._by_word: dict[str, list[int]] = {}
         self._automaton = ahocorasick.Automaton()
