@@ -43,7 +43,10 @@ fixed Python loop ran ~3x slower than usual):
   ~33 us; kept: one C-level ``split`` on separators whose alternatives all start with a
   literal character (so ``re`` skips plain text in C), after escaped characters are replaced
   by stand-ins, ~10-15 us; unusual syntax still goes to the parser (``literals`` module);
-  the backtracking-risk judgement runs when a pattern is first compiled, not at build;
+  a top-level alternation of wordings gets one literal per branch from the same split (the
+  parser read such patterns at ~140 us each and often found no literal, leaving them to be
+  tried on every line: at 25% such patterns 2,850 of 100k were, and a pasted text took ~84 ms
+  of CPU to match on the loaded machine, against ~0.8 ms with the per-branch literals);
 - the Aho-Corasick automaton over 100k literals (avg. 56 characters) cost ~1.5 s to build;
   kept: a dict from the rarest whole word inside each literal, then ``literal in line``;
 - the similarity word index (~1 s): built by the first query that needs the fuzzy stage
@@ -55,11 +58,7 @@ fixed Python loop ran ~3x slower than usual):
   words of the raw message (~6 us), and a record's normalised text is computed the first
   time it is a candidate;
 - Python's cyclic garbage collector walked the growing heap again and again while ~a
-  million acyclic objects were created (~0.3-0.6 s): it is paused during the build;
-- the backtracking-risk judgement now ignores an unbounded quantifier fenced on both sides
-  by literal characters it cannot match (``\\(\\d+x``), which took a third of the
-  synthetic patterns (and ``mat1 and mat2 ... \\(\\d+x\\d+ and \\d+x\\d+\\)``) off the
-  slow ``regex`` engine (compiling a pattern there costs ~600 us, ~4x ``re``).
+  million acyclic objects were created (~0.3-0.6 s): it is paused during the build.
 Per query: patterns are compiled on first candidacy and kept (``re.compile`` is ~100-250 us
 each, 10-26 s for 100k up front; ``re``'s own cache holds only 512); the fuzzy stage visits
 at most 600 postings (rarest words first; the three rarest of the other words re-score a
