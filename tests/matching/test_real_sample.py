@@ -72,7 +72,8 @@ def answers(matcher: Matcher) -> list[str | None]:
 
 
 def first_answer(matcher: Matcher, text: str) -> str | None:
-    matches = matcher.match(text, limit=1)
+    """The first match ``diagnose match`` prints (it searches with its default limit, 5)."""
+    matches = matcher.search(text, limit=5, nearest=3).matches
     return matches[0].slug if matches else None
 
 
