@@ -344,3 +344,31 @@ def test_very_long_lines_are_read_in_bounded_time():
     for text in hostile:
         extract_error_lines(text)
     assert time.perf_counter() - start < 2.0
+
+
+def test_the_line_after_an_error_line_is_kept_as_its_possible_wrap():
+    # pytorch/pytorch#45950: the message was broken after "in:" when it was pasted
+    text = (
+        "RuntimeError: NCCL error in:\n"
+        "caffe2/torch/lib/c10d/ProcessGroupNCCL.cpp:759, unhandled system error, NCCL\n"
+        "version 2.7.3\n"
+    )
+    first = extract_error_lines(text)[0]
+    assert first.first_line == "RuntimeError: NCCL error in:"
+    assert (
+        first.wrap == "caffe2/torch/lib/c10d/ProcessGroupNCCL.cpp:759, unhandled system error, NCCL"
+    )
+
+
+def test_a_line_that_starts_something_of_its_own_is_no_wrap():
+    for following in (
+        "ValueError: a second error",
+        "/usr/lib/python3/torch/autograd/__init__.py:175: UserWarning: Error detected in MmBackward0",
+        "[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout",
+        "Traceback (most recent call last):",
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57",
+        "    indented: a continuation or a frame, not a wrap",
+    ):
+        lines = extract_error_lines("RuntimeError: something failed\n" + following)
+        (line,) = [e for e in lines if e.first_line == "RuntimeError: something failed"]
+        assert line.wrap == ""
