@@ -331,8 +331,10 @@ def test_a_cut_ipython_traceback_does_not_take_a_later_unrelated_line():
     assert all(e.message != "something later" or e.role != "final" for e in lines)
 
 
-def test_very_long_lines_are_read_in_bounded_time():
-    import time
+def test_very_long_lines_are_read_only_up_to_the_line_bound():
+    # The work per line is bounded by what the patterns see, not by the line's length
+    # (the time it takes is the matcher benchmark's business, not a test's).
+    from diagnose.matching.logtext import MAX_LINE_CHARS
 
     hostile = [
         "it/s [ " + "1111111 " * 100_000,
@@ -340,10 +342,9 @@ def test_very_long_lines_are_read_in_bounded_time():
         "`" + "Error." * 100_000,
         "RuntimeError: x\n  " + "a, " * 200_000,
     ]
-    start = time.perf_counter()
     for text in hostile:
-        extract_error_lines(text)
-    assert time.perf_counter() - start < 2.0
+        for line in extract_error_lines(text):
+            assert len(line.text) <= 2 * MAX_LINE_CHARS
 
 
 def test_the_line_after_an_error_line_is_kept_as_its_possible_wrap():
