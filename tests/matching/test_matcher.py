@@ -169,7 +169,7 @@ def test_catastrophic_backtracking_pattern_cannot_hang_a_match():
     line = "RuntimeError: " + "a" * 5000 + "!"
     start = time.perf_counter()
     matcher.search(line)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 10.0  # a hang guard: unbounded backtracking here would take years
 
 
 def test_many_records_still_find_the_right_one():
