@@ -2,6 +2,13 @@
 
 Run: ``.venv/bin/python benchmarks/bench_matcher.py [--records 100000] [--queries 300]``
 
+Two parts, in one run. The first uses synthetic queries (a record's message, new hole values);
+the second (*pasted*) uses what users really paste: every text of the real-message sample
+(``tests/matching/real_sample.json``: whole tracebacks, logs, chained exceptions), matched
+against the shipped records plus synthetic ones up to ``--records``. A share of the synthetic
+patterns (``--alternation``) spell two wordings as a top-level alternation, as records that
+cover older wordings do.
+
 What is measured (printed as a table, each target with MET / NOT MET):
 - build: ``Matcher(records)`` (pattern prefilter; the similarity word index is built by the
   first query that needs it and timed apart), median of ``--builds``, target < 2 s at 100k;
@@ -14,6 +21,11 @@ What is measured (printed as a table, each target with MET / NOT MET):
   tenth query so both see the same load; the ratio of medians, target >= 50x;
 - that the prefilter loses nothing: on every naive-timed query the pattern hits of the
   index equal the naive loop's hits; and that the aimed record is ranked first.
+The pasted part prints the same figures for the sample's texts: the build of the mixed
+index, one ``match()`` (cold: each text's candidate patterns compiled the first time; warm),
+the straightforward loop over every pattern on the whole pasted text, their ratio, and that
+the synthetic records change no answer (each text gets the record it gets from the shipped
+records alone).
 The machine is shared: the load average and a fixed pure-Python reference loop are printed
 at the start and the end, and build times come with this process's CPU time.
 
@@ -31,7 +43,10 @@ fixed Python loop ran ~3x slower than usual):
   ~33 us; kept: one C-level ``split`` on separators whose alternatives all start with a
   literal character (so ``re`` skips plain text in C), after escaped characters are replaced
   by stand-ins, ~10-15 us; unusual syntax still goes to the parser (``literals`` module);
-  the backtracking-risk judgement runs when a pattern is first compiled, not at build;
+  a top-level alternation of wordings gets one literal per branch from the same split (the
+  parser read such patterns at ~140 us each and often found no literal, leaving them to be
+  tried on every line: at 25% such patterns 2,850 of 100k were, and a pasted text took ~84 ms
+  of CPU to match on the loaded machine, against ~0.8 ms with the per-branch literals);
 - the Aho-Corasick automaton over 100k literals (avg. 56 characters) cost ~1.5 s to build;
   kept: a dict from the rarest whole word inside each literal, then ``literal in line``;
 - the similarity word index (~1 s): built by the first query that needs the fuzzy stage
@@ -43,11 +58,7 @@ fixed Python loop ran ~3x slower than usual):
   words of the raw message (~6 us), and a record's normalised text is computed the first
   time it is a candidate;
 - Python's cyclic garbage collector walked the growing heap again and again while ~a
-  million acyclic objects were created (~0.3-0.6 s): it is paused during the build;
-- the backtracking-risk judgement now ignores an unbounded quantifier fenced on both sides
-  by literal characters it cannot match (``\\(\\d+x``), which took a third of the
-  synthetic patterns (and ``mat1 and mat2 ... \\(\\d+x\\d+ and \\d+x\\d+\\)``) off the
-  slow ``regex`` engine (compiling a pattern there costs ~600 us, ~4x ``re``).
+  million acyclic objects were created (~0.3-0.6 s): it is paused during the build.
 Per query: patterns are compiled on first candidacy and kept (``re.compile`` is ~100-250 us
 each, 10-26 s for 100k up front; ``re``'s own cache holds only 512); the fuzzy stage visits
 at most 600 postings (rarest words first; the three rarest of the other words re-score a
@@ -61,6 +72,7 @@ the loader's cache (it would only help warm builds).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -75,6 +87,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from diagnose.matcher import Matcher
 from diagnose.matching.patterns import PatternIndex
 from diagnose.matching.similar import SimilarityIndex
+
+SAMPLE_FILE = Path(__file__).resolve().parent.parent / "tests" / "matching" / "real_sample.json"
 
 COMMON_PHRASES = [
     "Expected all tensors to be on the same device",
@@ -153,8 +167,14 @@ def make_vocab(rng: random.Random, n: int) -> list[str]:
     return sorted(words)
 
 
-def make_records(n: int, seed: int = 0) -> tuple[list[Rec], list[list[tuple[str, object]]]]:
-    """Records plus, for each, its pattern pieces (to write new messages that match it)."""
+def make_records(
+    n: int, seed: int = 0, alternation: float = 0.0
+) -> tuple[list[Rec], list[list[tuple[str, object]]]]:
+    """Records plus, for each, its pattern pieces (to write new messages that match it).
+
+    A share ``alternation`` of the patterns is ``this wording|an older wording`` (one word
+    differs), the shape of a record that covers every wording its message has had.
+    """
     rng = random.Random(seed)
     vocab = make_vocab(rng, 6000)
     weights = [1.0 / (k + 1) ** 0.8 for k in range(len(vocab))]  # Zipf-like word frequencies
@@ -170,11 +190,22 @@ def make_records(n: int, seed: int = 0) -> tuple[list[Rec], list[list[tuple[str,
                 pieces.append(("lit", " "))
                 pieces.append(("hole", rng.choice(HOLES)))
         pattern = "".join(re.escape(p) if kind == "lit" else p[0] for kind, p in pieces)
+        if rng.random() < alternation:
+            pattern += "|" + older_wording(pieces, rng.choice(vocab), rng)
         message = render(pieces, rng)
         cls = rng.choice(["RuntimeError", "ValueError", "RuntimeError", "AssertionError"])
         records.append(Rec(f"{i:016x}", f"synthetic-{i}", message, pattern, cls, ["fix it"]))
         pieces_all.append(pieces)
     return records, pieces_all
+
+
+def older_wording(pieces: list[tuple[str, object]], word: str, rng: random.Random) -> str:
+    """The pattern of ``pieces`` with one of its words replaced by ``word``."""
+    words = [j for j, (kind, p) in enumerate(pieces) if kind == "lit" and str(p).strip()]
+    changed = list(pieces)
+    j = rng.choice(words)
+    changed[j] = ("lit", " " + word if str(pieces[j][1]).startswith(" ") else word)
+    return "".join(re.escape(p) if kind == "lit" else p[0] for kind, p in changed)  # type: ignore[arg-type]
 
 
 def render(pieces: list[tuple[str, object]], rng: random.Random) -> str:
@@ -219,11 +250,16 @@ def main() -> None:
     ap.add_argument("--naive-every", type=int, default=10, help="naive loop on every Nth query")
     ap.add_argument("--alt-size", type=int, default=2_000)
     ap.add_argument("--builds", type=int, default=3, help="builds timed (median reported)")
+    ap.add_argument(
+        "--alternation", type=float, default=0.25, help="share of patterns with two wordings"
+    )
+    ap.add_argument("--sample", type=Path, default=SAMPLE_FILE, help="real pasted messages")
+    ap.add_argument("--pasted-naive-every", type=int, default=5, help="naive loop on every Nth")
     opts = ap.parse_args()
     rng = random.Random(1)
     print(f"start: {load()}; reference loop {reference_loop() * 1e3:.0f} ms")
 
-    records, pieces = make_records(opts.records)
+    records, pieces = make_records(opts.records, alternation=opts.alternation)
     print(f"{len(records):,} synthetic records generated")
 
     patterns = [r.messagePattern for r in records]
@@ -339,7 +375,69 @@ def main() -> None:
         f"prefilter on the same: build {t_small_build:.3f} s, search median "
         f"{statistics.median(small_times) * 1e3:.3f} ms"
     )
+    bench_pasted(opts, records, compiled)
     print(f"end: {load()}; reference loop {reference_loop() * 1e3:.0f} ms")
+
+
+def bench_pasted(opts: argparse.Namespace, synthetic: list[Rec], compiled: list) -> None:
+    """The sample's real pasted texts against the shipped records plus synthetic ones."""
+    from diagnose.records import load_records
+
+    shipped = load_records().records
+    texts = [entry["text"] for entry in json.loads(opts.sample.read_text(encoding="utf-8"))]
+    fill = synthetic[: max(0, opts.records - len(shipped))]
+    mixed = [*shipped, *fill]
+    naive_patterns = [re.compile(r.messagePattern) for r in shipped] + compiled[: len(fill)]
+    builds = [timed_both(Matcher, mixed)[1:] for _ in range(max(1, opts.builds))]
+    matcher = Matcher(mixed)
+    alone = Matcher(shipped)
+    timed(matcher.match, "RuntimeError: warm up the word index", 5)  # see the first part
+    cold, cold_cpu, naive, paired = [], [], [], []
+    same = 0
+    for k, text in enumerate(texts):
+        res, dt, cpu = timed_both(matcher.match, text, 5)
+        cold.append(dt)
+        cold_cpu.append(cpu)
+        expected = alone.match(text, 1)
+        same += [m.record for m in res[:1]] == [m.record for m in expected]
+        if k % opts.pasted_naive_every == 0:
+            _hits, ndt = timed(lambda t=text: [p for p in naive_patterns if p.search(t)])
+            naive.append(ndt)
+            paired.append(ndt / dt)
+    warm = [timed(matcher.match, text, 5)[1] for text in texts]
+    t_build = statistics.median(b[0] for b in builds)
+    c_build = statistics.median(b[1] for b in builds)
+    median, naive_median = statistics.median(cold), statistics.median(naive)
+    sizes = sorted(len(t) for t in texts)
+
+    def verdict(ok: bool) -> str:
+        return "MET" if ok else "NOT MET"
+
+    print(
+        f"\npasted: {len(texts)} real texts from {opts.sample.name} (median "
+        f"{sizes[len(sizes) // 2]:,} characters, longest {sizes[-1]:,}); {len(shipped)} shipped "
+        f"+ {len(fill):,} synthetic records"
+    )
+    print(
+        f"build Matcher({len(mixed):,}): median {t_build:8.3f} s   (CPU {c_build:.3f} s; "
+        f"target < 2 s: {verdict(t_build < 2)})"
+    )
+    print(
+        f"match(pasted text): median          {median * 1e3:8.3f} ms  (first time each; target "
+        f"< 1 ms: {verdict(median < 1e-3)}); p90 {sorted(cold)[int(0.9 * len(cold))] * 1e3:.3f} ms"
+    )
+    print(f"  CPU time of this process          {median_ms(cold_cpu)}  (median; the load aside)")
+    print(f"  same texts again (warm)           {median_ms(warm)}")
+    print(
+        f"naive re.search loop on the text    {naive_median * 1e3:8.3f} ms  "
+        f"({len(naive)} texts, every pattern on the whole text)"
+    )
+    print(
+        f"ratio naive / match() medians       {naive_median / median:8.1f} x  "
+        f"(target >= 50 x: {verdict(naive_median / median >= 50)}); per text: median "
+        f"{statistics.median(paired):.1f} x, min {min(paired):.1f} x"
+    )
+    print(f"answer as with the shipped records alone: {same}/{len(texts)} texts")
 
 
 if __name__ == "__main__":

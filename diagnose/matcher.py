@@ -10,7 +10,11 @@
 2. *similar* records: the closest normalised ``errorMessage`` (numbers, paths, quoted names,
    shapes, dtypes, devices folded; rapidfuzz, see :mod:`diagnose.matching.similar`), with the
    exception class as a tie-breaker. Scores are scaled into [0, 0.9] so a pattern match
-   always ranks first. Only error lines that no pattern matched are compared this way: a
+   always ranks first. The class only orders records on the same side of the threshold: the
+   text alone must reach it. ``RuntimeError: CUDA error: out of memory`` is as close to the
+   illegal-memory-access record as to the out-of-memory ones (they share "CUDA error ...
+   memory"); that the illegal access is also a ``RuntimeError`` says nothing about which
+   error it is, so it must not turn a near miss into a confident answer. Only error lines that no pattern matched are compared this way: a
    pattern match identifies the error, and the dataset requires every other record's
    pattern not to fit that record's messages, so a merely similar record is another error.
 
@@ -47,7 +51,7 @@ from diagnose.matching.similar import SimilarityIndex
 
 __all__ = ["DEFAULT_THRESHOLD", "NEAREST_FLOOR", "Match", "MatchResult", "Matcher", "normalize"]
 
-DEFAULT_THRESHOLD = 0.8  # similarity (with the class bonus) a similar record needs to count
+DEFAULT_THRESHOLD = 0.8  # text similarity a similar record needs to count
 SIMILAR_SCALE = 0.9  # similar scores live in [0, 0.9]; pattern matches in [0.93, 1]
 # Below this score a record is not even a near miss: on real errors that no record covers,
 # the closest records scored 0.34-0.46 and shared little more than "RuntimeError: CUDA".
@@ -55,6 +59,8 @@ NEAREST_FLOOR = 0.5
 MAX_QUERY_LINES = 12  # error lines considered per input (most important first)
 MAX_SIMILAR_CHARS = 600  # of each error line, for the fuzzy comparison
 CLASS_BONUS = {"same": 0.05, "related": 0.025}
+# how far below the threshold the class bonus may lift a record the text alone leaves under it
+BELOW_THRESHOLD = 1e-6
 
 
 def field_of(record: Any, name: str) -> Any:
@@ -195,8 +201,7 @@ class Matcher:
                 if id(record) in taken:
                     continue
                 relation = class_relation(line.exc_class, field_of(record, "errorClass"))
-                # not capped here, so that the class still breaks ties between perfect texts
-                adjusted = sim * line.weight + CLASS_BONUS.get(relation or "", 0.0)
+                adjusted = self._with_class(sim * line.weight, relation)
                 if i in best and best[i][0] >= adjusted:
                     continue
                 reason = f"similar text ({sim:.2f}) to {_where(line)} `{_short(line.first_line)}`"
@@ -213,6 +218,16 @@ class Matcher:
         ranked = sorted(best.values(), key=lambda pair: -pair[0])
         return [m for _adj, m in ranked[:want]]
 
+    def _with_class(self, text_score: float, relation: str | None) -> float:
+        """``text_score`` plus the class bonus, kept on the side of the threshold it was on.
+
+        Not capped at 1, so that the class still breaks ties between perfect texts.
+        """
+        adjusted = text_score + CLASS_BONUS.get(relation or "", 0.0)
+        if text_score < self.threshold:
+            return min(adjusted, self.threshold - BELOW_THRESHOLD)
+        return adjusted
+
 
 def _record_text(message: str) -> str:
     """The normalised message of a record, without a leading ``ExcClass:``."""
@@ -221,7 +236,8 @@ def _record_text(message: str) -> str:
 
 
 def _search_texts(line: ErrorLine) -> list[str]:
-    """What a pattern is tried on: the line as printed, its message alone, its first line.
+    """What a pattern is tried on: the line as printed, its message alone, its first line,
+    and the line joined to the one after it when the paste may have wrapped it there.
 
     A line with backticks is also tried without them: users paste messages from issues with
     markdown code spans around parts of them (``Can't call `numpy()` on Tensor ...``).
@@ -230,6 +246,8 @@ def _search_texts(line: ErrorLine) -> list[str]:
     for extra in (line.message, line.first_line):
         if extra and extra not in texts:
             texts.append(extra)
+    if line.wrap:  # the paste may have broken the line in two, at a space or inside a word
+        texts += [f"{line.text} {line.wrap}", line.text + line.wrap]
     if "`" in line.text:
         texts += [plain for plain in (t.replace("`", "") for t in texts) if plain not in texts]
     return texts

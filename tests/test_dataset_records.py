@@ -125,3 +125,12 @@ def test_cited_lines_come_with_file_commit_and_code(name: str, record: dict) -> 
     assert None not in lines, "line facts are all filled or all null"
     assert record["filePath"] and record["analyzedSha"] and record["sourceCode"]
     assert record["githubUrl"] is not None
+
+
+@pytest.mark.parametrize(("name", "record"), RECORDS, ids=[n for n, _ in RECORDS])
+def test_a_shipped_record_is_never_a_skeleton(name: str, record: dict) -> None:
+    # `diagnose dataset mine` writes skeletons: exact facts, a `skeleton` tag and SKELETON:
+    # placeholders where the text goes; a record ships only once its text is written
+    assert "skeleton" not in record["tags"]
+    assert "SKELETON:" not in json.dumps(record)
+    assert record["documentation"] and record["documentation"].strip()

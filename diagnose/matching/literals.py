@@ -4,21 +4,19 @@ The pattern prefilter only runs a record's ``messagePattern`` on a line that con
 pattern's longest *required* literal (text every match must contain). Extracting it with
 ``re._parser`` costs about 140 us a pattern (14 s for 100k records), and even a Python loop
 over the pattern's tokens costs ~30 us. So the common shapes -- literal text with holes such
-as ``\\d+``, ``[^ ]+``, ``.*?``, ``(?:cuda|cpu)`` -- are read by two C-level regex passes
-(~5 us): one ``fullmatch`` checks that the pattern is a plain sequence of atoms (literal
-characters, escapes, classes, groups nested at most two deep, each optionally quantified),
-and one ``split`` on everything that is not required literal text leaves the literal runs.
-Anything else (verbose mode, numeric escapes and back-references, top-level alternation,
-stray braces, deeper nesting) falls back to the parser.
+as ``\\d+``, ``[^ ]+``, ``.*?``, ``(?:cuda|cpu)`` -- are read by one C-level ``split`` on
+everything that is not required literal text (~5 us), which leaves the literal runs. Anything
+else (verbose mode, numeric escapes and back-references, stray brackets, deeper nesting)
+falls back to the parser.
 
-The same pass judges backtracking risk: a repeated group, two unbounded ``.``-quantifiers,
-or three *overlapping* unbounded quantifiers make a pattern *risky* (searched with a time
-budget). An unbounded quantifier followed by a literal character its atom cannot match --
-``\\d+x``, ``[^ ]+ `` -- is *delimited*: it can end in one place only, so it does not
-multiply the backtracking of the others, and it is not counted.
+A pattern that is an alternation at its top level (``old wording|new wording``, the way the
+records spell every wording a message has had) has no literal common to its branches; each
+branch has its own, and the pattern may match wherever one of them occurs
+(:func:`required_literals`).
 
 A wrong literal would silently hide a record, so the rule is: when in doubt, no literal (the
-pattern is then checked on every line, which is slower but never wrong).
+pattern is then checked on every line, which is slower but never wrong). How long a pattern
+may run is not judged here: every search runs under a time bound (:mod:`diagnose.regexbound`).
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from __future__ import annotations
 import re
 import re._constants as sre_c
 import re._parser as sre_parse
-from typing import NamedTuple
 
 MIN_LITERAL = 3  # shorter literals would make almost every line a candidate
 
@@ -37,7 +34,6 @@ _MASKS = {c: c for c in "-&~#,:;'\"<>=!@%/ \t"}
 _MASKS.update({c: chr(0xE000 + k) for k, c in enumerate(".()[]{}?*+|^$")})
 _FIRST_STAND_IN = chr(0xE000)
 _UNMASK = {0xE000 + k: c for k, c in enumerate(".()[]{}?*+|^$")}
-_UNMASK_ESCAPED = {0xE000 + k: f"\\{c}" for k, c in enumerate(".()[]{}?*+|^$")}
 # Every alternative starts with a literal character, so the regex engine skips the plain text
 # between them in C (a charset prefix), and ``split`` hands back the literal text between
 # the separators: escapes, classes, groups (two deep), ``. ^ $ |``, quantifiers and any
@@ -48,73 +44,153 @@ _SEPARATOR = re.compile(
     r"|\.|\^|\$|\||\*|\+|\?|\{\d*(?:,\d*)?\}|\(|\)|\[)",
     re.DOTALL,
 )
-_CLASS_ESCAPES = frozenset("dDwWsS")
 # a backslash before a letter or digit other than these (\\n, \\x41, \\1, ...): the parser decides
 _UNMODELLED_ESCAPE = re.compile(r"\\[^dDwWsSbBAZ\W_]")
-_UNMODELLED = frozenset({"|", ")", "[", "("})  # separators that send a pattern to the parser
+_UNMODELLED = frozenset({")", "[", "("})  # separators that send a pattern to the parser
 _VERBOSE = re.compile(r"\(\?[aiLmsu]*x[aiLmsux]*\)")
-_ZERO_WIDTH_ESCAPES = frozenset("bBAZ")
-_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
-_CASE_FLAG = re.compile(r"\(\?[aiLmsux-]*i")  # (?i) or (?i:...): case-insensitive somewhere
-_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_ATOM_MATCHERS: dict[str, re.Pattern[str] | None] = {}  # atom source -> one-character matcher
-_UNBOUNDED_MARKS: dict[str, int | None] = {"*": None, "+": None}  # "?" repeats at most once
-_DELIMITED: dict[tuple[str, str, str], bool] = {}  # (atom, character before, after) -> fenced
 
 
-class PatternInfo(NamedTuple):
-    """What the index needs to know about one pattern."""
+def required_literals(pattern: str) -> tuple[str, ...] | None:
+    """The literals one of which every match of ``pattern`` contains (lowercased), or None.
 
-    literal: str | None  # longest required literal, lowercased; None: check on every line
-    risky: bool  # may backtrack badly: search it with a time budget
-
-
-class _Fallback(Exception):
-    """The fast tokenizer met syntax it does not model; use the real parser."""
-
-
-def analyze(pattern: str) -> PatternInfo:
-    """Return the required literal and the backtracking risk of ``pattern``.
-
-    Never raises for a bad pattern: a pattern that does not parse gets no literal (the
-    matcher finds out when it compiles it, and skips it).
+    One literal for a plain pattern; for a top-level alternation, each branch's own. None when
+    some branch has no usable literal (it may match anywhere). The common shapes need one
+    C-level ``split`` (a ``|`` outside every escape, class and group is a separator of its
+    own); deeper nesting or stray brackets go to a character scan and the parser.
     """
-    try:
-        return _analyze_fast(pattern)
-    except _Fallback:
-        pass
+    items = _split(pattern)
+    if items is None:
+        branches = _scan_branches(pattern) if "|" in pattern else [pattern]
+        found = [required_literal(branch) for branch in branches]
+    else:
+        found = [_longest_run(branch) for branch in _split_at_bars(items)]
+    if None in found:
+        return None
+    return tuple(dict.fromkeys(literal for literal in found if literal is not None))
+
+
+def _split_at_bars(items: list[str]) -> list[list[str]]:
+    """The items of :func:`_split` (text, separator, ..., text) cut at each top-level ``|``."""
+    if "|" not in items[1::2]:
+        return [items]
+    branches: list[list[str]] = []
+    current = [items[0]]
+    for k in range(1, len(items), 2):
+        if items[k] == "|":
+            branches.append(current)
+            current = [items[k + 1]]
+        else:
+            current += (items[k], items[k + 1])
+    branches.append(current)
+    return branches
+
+
+def _scan_branches(pattern: str) -> list[str]:
+    """The top-level branches of ``pattern`` by a character scan (any nesting depth).
+
+    The pattern whole when unsure: brackets that do not pair up, or verbose mode (where ``#``
+    starts a comment that may hold anything).
+    """
+    if "(?" in pattern and _VERBOSE.search(pattern):
+        return [pattern]
+    branches: list[str] = []
+    depth = start = i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            if i < 0:
+                return [pattern]
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return [pattern]
+        elif c == "|" and depth == 0:
+            branches.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    if depth:
+        return [pattern]
+    branches.append(pattern[start:])
+    return branches
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """Index of the ``]`` closing the class that opens at ``i`` (-1 if it never closes)."""
+    j = i + 1
+    if pattern.startswith("^", j):
+        j += 1
+    if pattern.startswith("]", j):  # a ] first in a class is literal
+        j += 1
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 2
+            continue
+        if pattern[j] == "]":
+            return j
+        j += 1
+    return -1
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest text every match of ``pattern`` contains, lowercased (None if too short).
+
+    A top-level alternation has none (its branches share no required text): see
+    :func:`required_literals`.
+    """
+    items = _split(pattern)
+    if items is None or "|" in items[1::2]:
+        return _parsed_literal(pattern)
+    return _longest_run(items)
+
+
+def _split(pattern: str) -> list[str] | None:
+    """``pattern`` split into literal text and separators, or None where the split cannot say.
+
+    Escaped characters that stand for themselves are masked first (so ``\\|`` is text, not a
+    bar); the result alternates text, separator, text, ... and is None for syntax the split
+    does not model (escaped backslashes, numeric escapes, verbose mode, stray brackets,
+    groups nested deeper than two).
+    """
+    if "\\\\" in pattern or ("(?" in pattern and _VERBOSE.search(pattern)):
+        return None
+    masked = pattern.replace("\\ ", " ")
+    if "\\" in masked:
+        masked = _mask(masked)
+        if _UNMODELLED_ESCAPE.search(masked) is not None:
+            return None
+    items = _SEPARATOR.split(masked)
+    if not _UNMODELLED.isdisjoint(items[1::2]):
+        return None
+    return items
+
+
+def _longest_run(items: list[str]) -> str | None:
+    """The longest literal text between separators (a quantified last character is not in it)."""
+    runs = items[::2]
+    for k in range(1, len(items), 2):
+        if items[k][0] in "*+?{":
+            runs[k // 2] = runs[k // 2][:-1]  # the repeated character may be absent, or many
+    return _finish(max(runs, key=len))
+
+
+def _parsed_literal(pattern: str) -> str | None:
+    """The parser's reading (slow, ~140 us): for the syntax the ``split`` does not model."""
     try:
         parsed = sre_parse.parse(pattern)
     except (re.error, RecursionError, OverflowError):
-        return PatternInfo(None, True)
+        return None
     runs: list[str] = []
     current: list[str] = []
     _walk(list(parsed), runs, current)
     runs.append("".join(current))
-    return PatternInfo(_best(runs), _risky_parsed(list(parsed), depth_unbounded=0))
-
-
-def required_literal(pattern: str) -> str | None:
-    """Just the literal of :func:`analyze` (the same value), with less work per pattern.
-
-    The index needs every pattern's literal when it is built, but a pattern's risk only when
-    the pattern is first run, so building reads the literal alone.
-    """
-    if "\\\\" not in pattern:
-        masked = pattern.replace("\\ ", " ")
-        if "\\" in masked:
-            masked = _mask(masked)
-        items = _SEPARATOR.split(masked)
-        if (
-            _UNMODELLED.isdisjoint(items[1::2])
-            and ("\\" not in masked or _UNMODELLED_ESCAPE.search(masked) is None)
-            and not ("(?" in pattern and _VERBOSE.search(pattern))
-        ):
-            for k in range(1, len(items), 2):
-                if items[k][0] in "*+?{":
-                    items[k - 1] = items[k - 1][:-1]
-            return _finish(max(items[::2], key=len))
-    return analyze(pattern).literal
+    return _best(runs)
 
 
 def _mask(masked: str) -> str:
@@ -137,123 +213,6 @@ def _best(runs: list[str]) -> str | None:
     best = max(runs, key=len, default="")
     best = best.lower()
     return best if len(best.strip()) >= MIN_LITERAL else None
-
-
-def _analyze_fast(pattern: str) -> PatternInfo:
-    """Literal and risk from one ``split``; raises :class:`_Fallback` on syntax it skips."""
-    if "\\\\" in pattern:
-        raise _Fallback
-    masked = pattern.replace("\\ ", " ")  # re.escape's escaped spaces, the most common
-    if "\\" in masked:
-        masked = _mask(masked)
-    ignore_case = "(?" in pattern and _CASE_FLAG.search(pattern) is not None
-    items = _SEPARATOR.split(masked)  # text, separator, text, ..., text
-    unbounded = 0
-    dot_unbounded = 0
-    risky = False
-    for k in range(1, len(items), 2):
-        sep = items[k]
-        first = sep[0]
-        if first in "*+?{":
-            before = items[k - 1]
-            if before:
-                atom = before[-1]
-                previous = before[-2:-1]
-                items[k - 1] = before[:-1]  # the repeated character may be absent, or many
-            elif k >= 3 and items[k - 2][0] not in "*+?{":
-                atom = items[k - 2]
-                previous = items[k - 3][-1:]
-            else:
-                continue  # the lazy/possessive mark of the quantifier before
-            high = _UNBOUNDED_MARKS.get(first, 1) if first != "{" else _bounds(sep)[1]
-            if atom[0] == "(" and len(atom) > 1:
-                risky = risky or high is None or high > 1  # a repeated group: (a+)+
-            elif high is None:
-                if atom == ".":
-                    dot_unbounded += 1
-                    unbounded += 1
-                elif ignore_case or not _delimited(atom, previous, items[k + 1][:1]):
-                    unbounded += 1
-        elif first == "\\":
-            ch = sep[1]
-            if ch not in _CLASS_ESCAPES and ch not in _ZERO_WIDTH_ESCAPES and ch.isalnum():
-                raise _Fallback  # \n, \x41, \u..., back-references: the parser knows them
-        elif first == "(":
-            if len(sep) == 1:
-                raise _Fallback  # nested deeper than the separator models
-            # quantifiers inside a group all count (escaped ones are masked; a + in a class
-            # or a lazy/possessive mark counts too, which only errs on the safe side)
-            unbounded += sep.count("*") + sep.count("+") + sep.count(",}")
-            if "x" in sep and _GLOBAL_FLAGS.fullmatch(sep):
-                raise _Fallback  # verbose: spaces and # mean something else
-        elif sep in ("|", ")", "["):
-            raise _Fallback  # top-level alternation, or brackets that do not pair up
-    best = max(items[::2], key=len)
-    risky = risky or _too_many(unbounded, dot_unbounded)
-    return PatternInfo(_finish(best), risky)
-
-
-def _delimited(atom: str, previous: str, after: str) -> bool:
-    """Whether a repeated ``atom`` sits between two literal characters it cannot match.
-
-    In ``x\\d+y`` the run of digits starts right after an ``x`` and must end right before
-    a ``y``: the runs tried from different starting points are disjoint, so however the rest
-    of the pattern backtracks, this quantifier adds linear work, not another factor of the
-    line length. (Delimited on one side only is not enough: ``[^ ]+\\d+x`` is cubic.)
-    """
-    if not previous or not after:
-        return False
-    key = (atom, previous, after)
-    known = _DELIMITED.get(key)
-    if known is None:
-        known = _DELIMITED[key] = _fenced(atom, previous, after)
-    return known
-
-
-def _fenced(atom: str, previous: str, after: str) -> bool:
-    if len(atom) == 1:
-        source = _UNMASK_ESCAPED.get(ord(atom)) or re.escape(atom)
-    elif atom[0] == "[" and "-" not in atom:  # unmasked \- inside a class would be a range
-        source = atom.translate(_UNMASK_ESCAPED)
-    elif atom[0] == "\\":
-        source = atom
-    else:
-        return False
-    matcher = _ATOM_MATCHERS.get(source, False)
-    if matcher is False:
-        try:
-            matcher = re.compile(source)
-        except re.error:
-            matcher = None
-        _ATOM_MATCHERS[source] = matcher
-    if matcher is None:
-        return False
-    return all(matcher.fullmatch(_UNMASK.get(ord(c), c)) is None for c in (previous, after))
-
-
-def _too_many(unbounded: int, dot_unbounded: int) -> bool:
-    """Polynomial backtracking needs several unbounded quantifiers that can eat the same text.
-
-    One ``.*`` or a few ``\\d+`` separated by literal text stay (near) linear per start
-    position; two ``.*`` or three unbounded holes of any kind can go cubic on a long line.
-    """
-    return dot_unbounded >= 2 or unbounded >= 3
-
-
-def _bounds(quant: str) -> tuple[int, int | None]:
-    q = quant.rstrip("?+") if quant[0] == "{" else quant[0]
-    if q == "*":
-        return 0, None
-    if q == "+":
-        return 1, None
-    if q == "?":
-        return 0, 1
-    body = q[1:-1]
-    if "," not in body:
-        n = int(body or 0)
-        return n, n
-    lo, hi = body.split(",", 1)
-    return int(lo or 0), (int(hi) if hi else None)
 
 
 def _flush(runs: list[str], run: list[str]) -> None:
@@ -281,25 +240,3 @@ def _walk(items: list, runs: list[str], current: list[str]) -> None:
                 _flush(runs, inner)
         else:
             _flush(runs, current)
-
-
-def _risky_parsed(items: list, depth_unbounded: int) -> bool:
-    unbounded = 0
-    dot_unbounded = 0
-    for op, av in items:
-        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
-            _low, high, body = av
-            if high is sre_c.MAXREPEAT:
-                unbounded += 1
-                dot_unbounded += any(o is sre_c.ANY for o, _ in body)
-            if high is sre_c.MAXREPEAT or high > 1:
-                if any(o in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.BRANCH) for o, _ in body):
-                    return True
-                if _risky_parsed(list(body), depth_unbounded + 1):
-                    return True
-        elif op is sre_c.SUBPATTERN:
-            if _risky_parsed(list(av[-1]), depth_unbounded):
-                return True
-        elif op is sre_c.BRANCH and any(_risky_parsed(list(b), depth_unbounded) for b in av[1]):
-            return True
-    return _too_many(unbounded, dot_unbounded)

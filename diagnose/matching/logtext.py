@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from diagnose.safetext import strip_escapes
 
@@ -136,13 +136,15 @@ class ErrorLine:
     ``text`` is the line as printed (possibly several lines for a multi-line message),
     ``message`` the same without the leading ``ExcClass:`` (empty when only the class is
     known, as in an IPython traceback cut before its last line), ``exc_class`` the class as
-    printed (``torch.OutOfMemoryError``) or None, ``role`` where it came from.
+    printed (``torch.OutOfMemoryError``) or None, ``role`` where it came from, ``wrap`` the
+    line after it when a hard-wrapped paste may have broken it there (see :func:`_with_wrap`).
     """
 
     text: str
     message: str
     exc_class: str | None
     role: str
+    wrap: str = ""  # the next line of the input, when it may be the rest of this one
 
     @property
     def weight(self) -> float:
@@ -245,61 +247,127 @@ def _unwrap_markdown(line: str) -> str:
 def extract_error_lines(text: str) -> list[ErrorLine]:
     """Return the error lines of ``text``, most important first (see :data:`ROLE_WEIGHTS`)."""
     lines = clean_lines(text)
+    found = _scan(lines)
+    result = _order_tracebacks(found.tracebacks)
+    result += _final_among_loose(found)[-MAX_LOG_LINES:]
+    result += found.logs[-MAX_LOG_LINES:]
+    return _when_nothing_else(_dedupe(result), lines)
+
+
+@dataclass(slots=True)
+class _Found:
+    """What one pass over the lines found, before it is ordered."""
+
     # (exception line or None, link to the previous traceback, message raised in the last frame)
-    tracebacks: list[tuple[ErrorLine | None, str | None, ErrorLine | None]] = []
-    loose: list[ErrorLine] = []
-    logs: list[ErrorLine] = []
+    tracebacks: list[tuple[ErrorLine | None, str | None, ErrorLine | None]] = field(
+        default_factory=list
+    )
+    loose: list[ErrorLine] = field(default_factory=list)  # exception and warning lines
+    logs: list[ErrorLine] = field(default_factory=list)
+
+
+def _scan(lines: list[str]) -> _Found:
+    found = _Found()
     pending_link: str | None = None
     i, n = 0, len(lines)
     while i < n:
-        line = lines[i]
-        stripped = line.strip()
+        stripped = lines[i].strip()
         if not stripped:
             i += 1
             continue
-        if _TB_START.match(line):
-            exc, raised, i = _read_traceback(lines, i + 1)
+        traceback = _traceback_at(lines, i)
+        if traceback is not None:
+            exc, raised, i = traceback
             if exc is not None or raised is not None:
-                tracebacks.append((exc, pending_link, raised))
+                found.tracebacks.append((exc, pending_link, raised))
             pending_link = None
-            continue
-        ipython = _IPYTHON_START.match(line)
-        if ipython is not None:
-            exc, i = _read_ipython_traceback(lines, i + 1, ipython.group("cls"))
-            tracebacks.append((exc, pending_link, None))
-            pending_link = None
-            continue
-        if stripped.startswith(_CHAIN_CAUSE):
+        elif stripped.startswith(_CHAIN_CAUSE):
             pending_link = "cause"
+            i += 1
         elif stripped.startswith(_CHAIN_CONTEXT):
             pending_link = "context"
-        elif not _CPP_FRAMES.match(stripped):
-            found = _loose_line(stripped)
-            if found is not None and found.role != "log":
-                more, i = _continuation(lines, i + 1)
-                loose.append(_extended(found, more))
-                continue
-            if found is not None:
-                logs.append(found)
-        i += 1
-    result = _order_tracebacks(tracebacks)
-    exceptions = [e for e in loose if e.role == "exception"]
-    if not any(exc is not None for exc, _link, _raised in tracebacks) and exceptions:
-        last = exceptions[-1]  # a bare "ExcClass: message" is the final error
-        loose = [
-            ErrorLine(e.text, e.message, e.exc_class, "final") if e is last else e for e in loose
-        ]
-    result += loose[-MAX_LOG_LINES:]
-    result += logs[-MAX_LOG_LINES:]
-    result = _dedupe(result)
+            i += 1
+        else:
+            i = _read_loose(lines, i, stripped, found)
+    return found
+
+
+def _traceback_at(
+    lines: list[str], i: int
+) -> tuple[ErrorLine | None, ErrorLine | None, int] | None:
+    """The traceback that starts at line ``i`` (exception, raised message, next index), if any."""
+    line = lines[i]
+    if _TB_START.match(line):
+        return _read_traceback(lines, i + 1)
+    ipython = _IPYTHON_START.match(line)
+    if ipython is not None:
+        exc, after = _read_ipython_traceback(lines, i + 1, ipython.group("cls"))
+        return exc, None, after
+    return None
+
+
+def _read_loose(lines: list[str], i: int, stripped: str, found: _Found) -> int:
+    """Record the exception, warning or log line at ``i`` (if it is one); the next index."""
+    if _CPP_FRAMES.match(stripped):
+        return i + 1
+    line = _loose_line(stripped)
+    if line is None:
+        return i + 1
+    if line.role == "log":
+        found.logs.append(_with_wrap(line, lines, i + 1))
+        return i + 1
+    more, after = _continuation(lines, i + 1)
+    found.loose.append(_with_wrap(_extended(line, more), lines, after))
+    return after
+
+
+def _final_among_loose(found: _Found) -> list[ErrorLine]:
+    """The loose lines; without a traceback, the last bare ``ExcClass: message`` is the final."""
+    exceptions = [e for e in found.loose if e.role == "exception"]
+    if not exceptions or any(exc is not None for exc, _link, _raised in found.tracebacks):
+        return found.loose
+    last = exceptions[-1]
+    return [replace(e, role="final") if e is last else e for e in found.loose]
+
+
+def _when_nothing_else(result: list[ErrorLine], lines: list[str]) -> list[ErrorLine]:
+    """A lone log line is the message itself; text with no error line is one message whole."""
     visible = [line for line in lines if line.strip()]
     if len(visible) == 1 and len(result) == 1 and result[0].role == "log":
-        result = [ErrorLine(result[0].text, result[0].message, None, "message")]  # one message
+        return [replace(result[0], exc_class=None, role="message")]
     if not result:
         whole = "\n".join(visible)[: MAX_LINE_CHARS * 2].strip()
         if whole:
-            result = [ErrorLine(whole, whole, None, "message")]
+            return [ErrorLine(whole, whole, None, "message")]
     return result
+
+
+def _with_wrap(line: ErrorLine, lines: list[str], after: int) -> ErrorLine:
+    """``line`` with the line that follows it, in case the paste broke one line in two.
+
+    Issue text is often hard-wrapped: ``... WorkNCCL(SeqNum=4, OpTy`` / ``pe=BROADCAST, ...``,
+    ``Watchdog caught collective operation timeout:`` / ``WorkNCCL(OpType=...) ran for ...``.
+    The next line is kept when it could be the rest of this one: it starts at the margin and
+    begins nothing of its own (a traceback, a chain note, a C++ frame or log line, an exception
+    or warning line). Patterns are then also tried on the two read as one line (see
+    ``matcher._search_texts``); nothing else uses it.
+    """
+    if after >= len(lines):
+        return line
+    following = lines[after]
+    stripped = following.strip()
+    if (
+        not stripped
+        or following[0].isspace()
+        or _TB_START.match(following)
+        or _IPYTHON_START.match(following)
+        or stripped.startswith((_CHAIN_CAUSE, _CHAIN_CONTEXT))
+        or _CPP_FRAMES.match(stripped)
+        or _LOOSE_EXC.search(stripped)
+        or _CPP_LOG.match(stripped)
+    ):
+        return line
+    return replace(line, wrap=stripped[:MAX_LINE_CHARS])
 
 
 def without_boilerplate(message: str) -> str:
@@ -384,7 +452,7 @@ def _exception_at(lines: list[str], i: int, m: re.Match[str]) -> tuple[ErrorLine
     more, i = _continuation(lines, i + 1)
     message = "\n".join([first, *more]).strip()
     text = f"{cls}: {message}" if cls and message else (cls or message)
-    return ErrorLine(text, message, cls, "final"), i
+    return _with_wrap(ErrorLine(text, message, cls, "final"), lines, i), i
 
 
 def _raised_message(code: str | None) -> ErrorLine | None:
@@ -481,7 +549,7 @@ def _order_tracebacks(
         else:
             role = "exception"
         if exc is not None:
-            ordered.append(ErrorLine(exc.text, exc.message, exc.exc_class, role))
+            ordered.append(replace(exc, role=role))
         if idx == last and raised is not None and (exc is None or exc.message != raised.message):
             ordered.append(raised)
     # the root cause of the final chain comes right after the final exception and its raise

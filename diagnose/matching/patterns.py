@@ -1,9 +1,10 @@
 """Run many ``messagePattern`` regexes on a few lines, fast and with bounded work.
 
 Each pattern's longest required literal (lowercased) is read by
-:func:`literals.required_literal` when the index is built; the rarest whole word inside it keys a dict, so the words of a lowercased line lead to the
-few literals that may occur in it, each checked with ``in``: only patterns whose literal is
-in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
+:func:`literals.required_literals` when the index is built -- one per branch for a pattern
+that is an alternation of wordings -- and the rarest whole word inside it keys a dict, so the
+words of a lowercased line lead to the few literals that may occur in it, each checked with
+``in``: only patterns one of whose literals is in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
 automaton; patterns without a usable literal go on a short always-check list.
 
 Patterns are compiled lazily, on their first candidacy: compiling 100k regexes up front
@@ -21,14 +22,16 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import ahocorasick
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.literals import required_literal
+from diagnose.matching.literals import required_literals
 from diagnose.regexbound import PatternTimeout, UnboundedPattern, compile_bounded, search
 
 _WORD = re.compile(r"\w+")
@@ -65,10 +68,11 @@ class PatternIndex:
         for i, pattern in enumerate(self._patterns):
             if not pattern:
                 continue
-            literal = required_literal(pattern)
-            if literal is None:
+            literals = required_literals(pattern)
+            if literals is None:
                 self.always.append(i)
-            else:
+                continue
+            for literal in literals:
                 by_literal.setdefault(literal, []).append(i)
         # one group per distinct literal; each group is reached through the rarest whole word
         # inside its literal (a dict lookup per word of the line), and only then is the whole
@@ -78,10 +82,7 @@ class PatternIndex:
         self._literals: list[str] = list(by_literal)
         self._groups: list[list[int]] = list(by_literal.values())
         words_of = [_NON_WORD.split(literal)[1:-1] for literal in self._literals]
-        counts: dict[str, int] = {}
-        for words in words_of:
-            for word in words:
-                counts[word] = counts.get(word, 0) + 1
+        counts = Counter(chain.from_iterable(words_of))  # counted in C
         counts.pop("", None)  # between two adjacent non-word characters
         self._by_word: dict[str, list[int]] = {}
         self._automaton = ahocorasick.Automaton()

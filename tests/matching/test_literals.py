@@ -1,4 +1,4 @@
-"""A pattern's required literal is text every match contains; risky patterns are flagged."""
+"""A pattern's required literals: text every match contains (one per top-level branch)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from diagnose.matching import literals
-from diagnose.matching.literals import analyze, required_literal
+from diagnose.matching.literals import required_literal, required_literals
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,8 @@ from diagnose.matching.literals import analyze, required_literal
     ],
 )
 def test_common_shapes_give_the_longest_required_run(pattern, literal):
-    assert analyze(pattern).literal == literal
+    assert required_literal(pattern) == literal
+    assert required_literals(pattern) == (literal,)
 
 
 @pytest.mark.parametrize(
@@ -43,29 +44,38 @@ def test_common_shapes_give_the_longest_required_run(pattern, literal):
     [r"cuda|cpu out of memory", r"(?x) spaced \s out", r"\x41BC", r"ab?", r"(?:abc)*"],
 )
 def test_when_in_doubt_no_literal_is_wrong(pattern):
-    info = analyze(pattern)
-    if info.literal is not None:
-        assert info.literal in _required_runs(pattern)[0]
+    literal = required_literal(pattern)
+    if literal is not None:
+        assert literal in _required_runs(pattern)
 
 
 @pytest.mark.parametrize(
-    ("pattern", "risky"),
+    ("pattern", "literals"),
     [
-        (r"(a+)+$", True),
-        (r"(\w+\s?)+$", True),
-        (r".*foo.*bar", True),  # two unbounded dots
-        (r"[^ ]+\d+\w+x", True),  # three overlapping unbounded holes
-        (r"mat1 and mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)", False),
-        (r"tensor a \(\d+\) must match the size of tensor b \(\d+\) at dim \d+", False),
-        (r"x \d+ y [^ ]+ z .*? w", False),
+        (
+            r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB|CUDA error: out of memory",
+            ("cuda out of memory. tried to allocate ", "cuda error: out of memory"),
+        ),
+        (r"watchdog (?:a|b) timed out|(?:old|new) wording here", (" timed out", " wording here")),
+        (r"same text|same text", ("same text",)),
+        (r"a[|]b literal text", ("b literal text",)),  # a bar in a class splits nothing
+        (r"escaped \| bar here", ("escaped | bar here",)),
     ],
 )
-def test_risk_counts_only_quantifiers_that_can_multiply_backtracking(pattern, risky):
-    assert analyze(pattern).risky is risky
+def test_an_alternation_of_wordings_has_one_literal_per_branch(pattern, literals):
+    assert required_literals(pattern) == literals
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"long enough text|", r"long enough text|\d+", r"(?x) long | text", r"unbalanced) text|x"],
+)
+def test_a_branch_without_a_literal_makes_the_pattern_checked_everywhere(pattern):
+    assert required_literals(pattern) is None
 
 
 def test_parser_fallback_agrees_on_a_shape_the_fast_path_skips():
-    assert analyze(r"(?:a|b)\x20error text").literal == " error text"
+    assert required_literal(r"(?:a|b)\x20error text") == " error text"
 
 
 _ATOMS = st.sampled_from(
@@ -125,18 +135,31 @@ def test_the_literal_is_always_required_text(pattern):
         re.compile(pattern)
     except re.error:
         return
-    info = analyze(pattern)
-    assert required_literal(pattern) == info.literal  # the build's shortcut agrees
-    if info.literal is not None:
-        runs, _risky = _required_runs(pattern)
-        assert any(info.literal in run for run in runs), (pattern, info.literal, runs)
+    literal = required_literal(pattern)
+    if literal is not None:
+        runs = _required_runs(pattern)
+        assert any(literal in run for run in runs), (pattern, literal, runs)
 
 
-def _required_runs(pattern: str) -> tuple[list[str], bool]:
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.lists(_ATOMS, min_size=1, max_size=9).map("".join))
+def test_every_match_contains_one_of_the_literals(data, pattern):
+    try:
+        re.compile(pattern)
+    except re.error:
+        return
+    literals = required_literals(pattern)
+    if literals is None:
+        return
+    text = data.draw(st.from_regex(pattern))
+    assert any(literal in text.lower() for literal in literals), (pattern, literals, text)
+
+
+def _required_runs(pattern: str) -> list[str]:
     """The parser's view (the slow reference): the literal runs every match contains."""
     parsed = sre_parse.parse(pattern)
     runs: list[str] = []
     current: list[str] = []
     literals._walk(list(parsed), runs, current)
     runs.append("".join(current))
-    return [r.lower() for r in runs], literals._risky_parsed(list(parsed), 0)
+    return [r.lower() for r in runs]

@@ -39,3 +39,24 @@ def test_patterns_are_only_run_where_their_literal_occurs():
     index = PatternIndex(PATTERNS)
     assert index.candidates("nothing to see") == {6}
     assert index.candidates("Tried to allocate 3 bytes") == {1, 6}
+
+
+def test_an_alternation_of_wordings_is_a_candidate_only_where_one_wording_occurs():
+    wordings = [
+        r"CUDA out of memory\. Tried to allocate \d+|CUDA error: out of memory",
+        r"Watchdog caught collective operation timeout|NCCL watchdog thread terminated",
+    ]
+    index = PatternIndex(wordings)
+    assert index.always == []  # not tried on every line of every query
+    assert index.candidates("RuntimeError: CUDA error: out of memory") == {0}
+    assert index.candidates("[Rank 0] NCCL watchdog thread terminated with exception") == {1}
+    assert index.candidates("RuntimeError: CUDA error: an illegal memory access") == set()
+    lines = [
+        "RuntimeError: CUDA error: out of memory",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20",
+        "nothing to see",
+    ]
+    compiled = [re.compile(p) for p in wordings]
+    for line in lines:
+        naive = {i for i, c in enumerate(compiled) if c.search(line)}
+        assert {h.index for h in index.search([line])} == naive, line

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from diagnose.matcher import Matcher
@@ -328,3 +331,94 @@ def test_cuda_notes_do_not_make_two_different_cuda_errors_alike(matcher):
         "stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
     )
     assert all(m.slug != "cuda-error-device-side-assert-triggered" for m in matcher.match(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        # ssd.pytorch#447: torch 1.x raised the allocator's failure without "Tried to allocate"
+        ("RuntimeError: CUDA error: out of memory", "cuda-out-of-memory-legacy-format"),
+        # facebookarchive/loop#36: torch 0.x, THC's wording
+        (
+            "RuntimeError: cuda runtime error (2) : out of memory at "
+            "/b/wheel/pytorch-src/torch/lib/THC/generic/THCStorage.cu:66",
+            "cuda-out-of-memory-legacy-format",
+        ),
+        # skhu101/GauHuman#21: thrust names the CUDA error by its enum
+        (
+            "RuntimeError: merge_sort: failed to synchronize: cudaErrorIllegalAddress: an illegal "
+            "memory access was encountered",
+            "cuda-error-illegal-memory-access",
+        ),
+        # the C++ worker check (torch/csrc/DataLoader.cpp), triggered with the installed torch
+        (
+            "RuntimeError: DataLoader worker (pid 2804708) exited unexpectedly with exit code 1",
+            "dataloader-worker-exited-unexpectedly",
+        ),
+        # Honminden/GlobalMapNet fixes_and_notices.md: torch 1.8/1.9 printed no SeqNum, and the
+        # paste broke the line after the colon
+        (
+            "Watchdog caught collective operation timeout: \nWorkNCCL(OpType=BROADCAST, "
+            "Timeout(ms)=1800000) ran for 1804406 milliseconds before timing out.",
+            "nccl-watchdog-collective-timeout",
+        ),
+        # huggingface/open-r1#620: the issue text was hard-wrapped inside a word
+        (
+            "[rank2]:[E424 01:11:21.160832730 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=4, OpTy\npe=BROADCAST, NumelIn=112, "
+            "NumelOut=112, Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.",
+            "nccl-watchdog-collective-timeout",
+        ),
+        # pytorch/pytorch#45950: hard-wrapped after "in:"
+        (
+            "RuntimeError: NCCL error in:\ncaffe2/torch/lib/c10d/ProcessGroupNCCL.cpp:759, "
+            "unhandled system error, NCCL\nversion 2.7.3\nncclSystemError: System call (socket, "
+            "malloc, munmap, etc) failed.",
+            "nccl-unhandled-system-error",
+        ),
+        # chemprop/chemprop#853: Lightning replaces DDP's message with its own
+        (
+            "RuntimeError: It looks like your LightningModule has parameters that were not used in "
+            "producing the loss returned by training_step. If this is intentional, you must enable "
+            "the detection of unused parameters in DDP, either by setting the string value "
+            "`strategy='ddp_find_unused_parameters_true'` or by setting the flag in the strategy "
+            "with `strategy=DDPStrategy(find_unused_parameters=True)`.",
+            "ddp-expected-to-have-finished-reduction",
+        ),
+    ],
+    ids=[
+        "cuda-error-out-of-memory",
+        "cuda-runtime-error-2",
+        "cudaErrorIllegalAddress",
+        "worker-pid-exit-code",
+        "watchdog-without-seqnum",
+        "wrapped-inside-a-word",
+        "wrapped-after-a-colon",
+        "lightning-unused-parameters",
+    ],
+)
+def test_every_wording_a_message_has_had_matches_its_record_by_pattern(matcher, text, slug):
+    first = matcher.match(text)[0]
+    assert first.slug == slug and first.kind == "pattern"
+
+
+def test_a_dataloader_worker_that_exits_is_read_from_a_real_chained_traceback(matcher, tmp_path):
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import os\n"
+        "from torch.utils.data import DataLoader, Dataset\n"
+        "class Exits(Dataset):\n"
+        "    def __len__(self):\n"
+        "        return 4\n"
+        "    def __getitem__(self, i):\n"
+        "        os._exit(1)\n"
+        "if __name__ == '__main__':\n"
+        "    for _ in DataLoader(Exits(), num_workers=1):\n"
+        "        pass\n"
+    )
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "exited unexpectedly with exit code 1" in run.stderr
+    first = matcher.match(run.stderr)[0]
+    assert first.slug == "dataloader-worker-exited-unexpectedly" and first.kind == "pattern"
