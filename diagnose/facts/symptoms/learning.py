@@ -22,11 +22,11 @@ RELATED: dict[str, tuple[str, ...]] = {
     "probabilities-into-logit-loss": ("cross-entropy", "loss"),
     "target-shape-broadcast": ("broadcasting", "loss"),
     "class-axis-misplaced": ("cross-entropy", "shape-mismatch"),
-    "model-in-eval-mode": ("batch-norm", "dropout"),
+    "model-in-eval-mode": ("batchnorm", "normalization"),
     "lr-schedule-collapse": ("lr-scheduler",),
-    "lr-too-low": ("learning-rate",),
+    "lr-too-low": ("learning-rate", "optimizer"),
     "loss-at-chance": ("labels", "cross-entropy"),
-    "unnormalized-inputs": ("data", "normalization"),
+    "unnormalized-inputs": ("normalization", "initialization"),
 }
 
 
