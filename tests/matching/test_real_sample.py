@@ -30,7 +30,7 @@ SAMPLE_FILE = Path(__file__).with_name("real_sample.json")
 SAMPLE: list[dict[str, Any]] = json.loads(SAMPLE_FILE.read_text(encoding="utf-8"))
 IDS = [f"{i:03d}-{entry.get('family', '')}" for i, entry in enumerate(SAMPLE)]
 # the share of labelled messages whose record ranks first today, rounded down: it may only rise
-RECALL_AT_1_FLOOR = 0.93
+RECALL_AT_1_FLOOR = 0.96
 
 
 @dataclass(frozen=True)
