@@ -33,6 +33,7 @@ imports torch.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -128,6 +129,7 @@ class Matcher:
     def __init__(self, records: Iterable[Any], *, threshold: float = DEFAULT_THRESHOLD) -> None:
         self.records: list[Any] = list(records)
         self.threshold = threshold
+        self._required: dict[int, tuple[str, ...]] = {}  # record -> quoted names it insists on
         with collector_paused():
             self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
             self._similar = SimilarityIndex(
@@ -200,6 +202,8 @@ class Matcher:
                 record = self.records[i]
                 if id(record) in taken:
                     continue
+                if not self._names_present(i, line.message):
+                    sim = min(sim, self.threshold - BELOW_THRESHOLD)
                 relation = class_relation(line.exc_class, field_of(record, "errorClass"))
                 adjusted = self._with_class(sim * line.weight, relation)
                 if i in best and best[i][0] >= adjusted:
@@ -218,6 +222,18 @@ class Matcher:
         ranked = sorted(best.values(), key=lambda pair: -pair[0])
         return [m for _adj, m in ranked[:want]]
 
+    def _names_present(self, i: int, message: str) -> bool:
+        """Whether ``message`` holds every quoted name record ``i``'s own pattern spells out.
+
+        Normalising folds quoted names into one placeholder, so "'ConfigDict' object has no
+        attribute 'x'" reads like every AttributeError of that form; the name the record's
+        pattern insists on is what tells them apart, and a text without it is another error.
+        """
+        names = self._required.get(i)
+        if names is None:
+            names = self._required[i] = _quoted_names(self.records[i])
+        return all(name in message for name in names)
+
     def _with_class(self, text_score: float, relation: str | None) -> float:
         """``text_score`` plus the class bonus, kept on the side of the threshold it was on.
 
@@ -227,6 +243,20 @@ class Matcher:
         if text_score < self.threshold:
             return min(adjusted, self.threshold - BELOW_THRESHOLD)
         return adjusted
+
+
+_QUOTED = re.compile(r"'([A-Za-z_][A-Za-z0-9_.]*)'")
+
+
+def _quoted_names(record: Any) -> tuple[str, ...]:
+    """Quoted names in a record's message that its pattern requires literally."""
+    pattern = field_of(record, "messagePattern") or ""
+    message = field_of(record, "errorMessage") or ""
+    return tuple(
+        name
+        for name in dict.fromkeys(_QUOTED.findall(message))
+        if f"'{name}'" in pattern or f"'{re.escape(name)}'" in pattern
+    )
 
 
 def _record_text(message: str) -> str:

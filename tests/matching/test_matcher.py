@@ -169,7 +169,9 @@ def test_catastrophic_backtracking_pattern_cannot_hang_a_match():
     line = "RuntimeError: " + "a" * 5000 + "!"
     start = time.perf_counter()
     matcher.search(line)
-    assert time.perf_counter() - start < 10.0  # a hang guard: unbounded backtracking here would take years
+    assert (
+        time.perf_counter() - start < 10.0
+    )  # a hang guard: unbounded backtracking here would take years
 
 
 def test_many_records_still_find_the_right_one():
@@ -196,3 +198,20 @@ def test_many_records_still_find_the_right_one():
 def test_limit_is_respected(limit):
     query = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
     assert len(Matcher([*RECORDS, MATMUL]).match(query, limit=limit)) <= limit
+
+
+def test_a_quoted_name_the_records_pattern_insists_on_must_be_in_the_text():
+    # normalised, every "'X' object has no attribute 'y'" reads the same; the record's own
+    # pattern names the class, and an AttributeError of another class is another error
+    config = Rec(
+        "cfg",
+        "configdict-has-no-attribute",
+        "AttributeError: 'ConfigDict' object has no attribute 'test_dataloader'",
+        r"'ConfigDict' object has no attribute '\w+'",
+        "AttributeError",
+    )
+    matcher = Matcher([config, OOM])
+    other = "AttributeError: 'NoneType' object has no attribute 'peft_config'"
+    assert matcher.search(other).matches == []
+    same = "AttributeError: 'ConfigDict' object has no attribute 'train_cfg'"
+    assert [m.slug for m in matcher.search(same).matches] == ["configdict-has-no-attribute"]
