@@ -18,6 +18,27 @@ def top_fix(report: Report) -> Fix | None:
     return report.fixes[0] if report.fixes else None
 
 
+def _finite(report: Report, palette: Palette) -> Text:
+    """A run that stayed finite: clean, or not learning (and why)."""
+    learned = learning_note(report)
+    if learned is not None and learned.broken:
+        text = Text.assemble(("✗ NOT LEARNING", _bold(palette.error)), "  ")
+        text.append_text(literal(learned.headline))
+        return text
+    steps = report.steps_recorded
+    text = Text.assemble(
+        ("✓ CLEAN", _bold(palette.success)),
+        f"  no inf/nan and no exception in {steps} step{'s' * (steps != 1)}",
+    )
+    note = diverging_note(report)
+    if note:
+        text.append(f"; but {note}", style=palette.warning)
+    if learned is not None:
+        text.append("; but ", style=palette.warning)
+        text.append_text(literal(learned.headline))
+    return text
+
+
 def headline(report: Report, palette: Palette) -> Text:
     """Status and where: '✗ NON-FINITE inf born at step 37 in forward'."""
     event = report.event
@@ -25,24 +46,8 @@ def headline(report: Report, palette: Palette) -> Text:
         text = Text.assemble(("⏸ INTERRUPTED", _bold(palette.warning)), "  ")
         text.append_text(literal(stopped_note(report) or "the run was stopped"))
         return text
-    learned = learning_note(report)
-    if learned is not None and learned.broken:
-        text = Text.assemble(("✗ NOT LEARNING", _bold(palette.error)), "  ")
-        text.append_text(literal(learned.headline))
-        return text
-    if report.status == "clean":
-        steps = report.steps_recorded
-        text = Text.assemble(
-            ("✓ CLEAN", _bold(palette.success)),
-            f"  no inf/nan and no exception in {steps} step{'s' * (steps != 1)}",
-        )
-        note = diverging_note(report)
-        if note:
-            text.append(f"; but {note}", style=palette.warning)
-        if learned is not None:
-            text.append("; but ", style=palette.warning)
-            text.append_text(literal(learned.headline))
-        return text
+    if report.status in ("clean", "silent"):
+        return _finite(report, palette)
     if report.status == "exception" or (event is not None and event.kind == "exception"):
         kind = literal(event.exception_type if event and event.exception_type else "exception")
         text = Text.assemble(("✗ EXCEPTION ", _bold(palette.error)), kind)
