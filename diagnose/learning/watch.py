@@ -73,12 +73,18 @@ class LearningWatch:
         post = optim_hooks.register_optimizer_step_post_hook(self._guarded(self._after_step))
         self._stack.callback(pre.remove)
         self._stack.callback(post.remove)
-        self._module_hooks(on=True)
+        self._module_hooks(on=self._tracking)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._module_hooks(on=False)
         self._stack.close()
+
+    @property
+    def _tracking(self) -> bool:
+        """Still in the first passes, whose module calls the global hooks watch (a watch
+        entered again later, as a callback does per epoch, does not watch them again)."""
+        return self._backward < 2 * TRACKED_PASSES and self._steps < TRACKED_PASSES
 
     def _module_hooks(self, on: bool) -> None:
         if on == self._module_hooks_on:
@@ -123,7 +129,7 @@ class LearningWatch:
         optimizers = list(self._optimizers)
         if self._module_hooks_on:
             self._modules.end_pass()
-            if self._backward >= 2 * TRACKED_PASSES or self._steps >= TRACKED_PASSES:
+            if not self._tracking:
                 self._module_hooks(on=False)
         loss = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors or ()), None)
         self._losses.before_backward(loss)
