@@ -175,8 +175,8 @@ def _underflow_overflow(text: str) -> DumpDiagnosis | None:
     evidence = []
     if largest_in is not None:
         evidence.append(
-            f"its inputs' |x| max {num(largest_in)}"
-            + (f", weights' |x| max {num(weight)}" if weight is not None else "")
+            f"its inputs' |x| max {num(largest_in, 3)}"
+            + (f", weights' |x| max {num(weight, 3)}" if weight is not None else "")
         )
     if reason:
         evidence.append(reason)
