@@ -143,9 +143,8 @@ class LearningWatch:
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._optimizers.add(optimizer)
         self._clearing.before_step(optimizer)
-        optimizers = list(self._optimizers)
         if self._steps < TRACKED_PASSES:
-            self._coverage.check(optimizers, self._modules)
+            self._coverage.check(list(self._optimizers), self._modules)
         if not self._motion.started:
             self._motion.start([p for g in optimizer.param_groups for p in g["params"]])
 
