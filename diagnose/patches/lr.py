@@ -10,10 +10,10 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.lr_size import lowered_lr
 from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, dotted, format_number, number, with_keyword
 
-FACTOR = 10.0
 # torch's default lr per optimizer (used when the call does not pass one).
 DEFAULT_LR = {
     "SGD": 1e-3,
@@ -52,7 +52,7 @@ def lower_learning_rate(ctx: PatchContext) -> Patched:
         current = ctx.report.config.lr or DEFAULT_LR.get(name)
         if current is None:
             raise NoPatch(f"{name} is built with its default lr, which is not known here")
-        new = format_number(current / FACTOR)
+        new = format_number(lowered_lr(ctx.report, current))
         edit.replace(call, with_keyword(call, "lr", new))
         return Patched(edit.result(), f"{name} used its default lr {current:g}; set lr={new}")
     return _lower_value(ctx, lr_arg.value, edit)
@@ -62,7 +62,7 @@ def _lower_value(ctx: PatchContext, value: cst.BaseExpression, edit) -> Patched:
     script = ctx.script
     literal = number(value)
     if literal is not None:
-        new = format_number(literal / FACTOR)
+        new = format_number(lowered_lr(ctx.report, literal))
         edit.replace(value, new)
         return Patched(edit.result(), f"lr {literal:g} -> {new} in the optimizer call")
     if isinstance(value, cst.Name):
@@ -72,7 +72,7 @@ def _lower_value(ctx: PatchContext, value: cst.BaseExpression, edit) -> Patched:
                 f"lr is `{value.value}`, which is not set once to a number at the top of the script"
             )
         old = number(assign.value)
-        new = format_number(old / FACTOR)
+        new = format_number(lowered_lr(ctx.report, old))
         edit.replace(assign.value, new)
         return Patched(edit.result(), f"{value.value} = {old:g} -> {new}")
     if isinstance(value, cst.Attribute):
@@ -91,7 +91,7 @@ def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
     if given and given != "positional":
         if current is None:
             raise NoPatch(f"lr comes from the {given} flag: run with a value 10x smaller")
-        new = format_number(float(current) / FACTOR)
+        new = format_number(lowered_lr(ctx.report, float(current)))
         return Patched(None, f"lr comes from the {given} flag: run with {given} {new} instead")
     default = _argparse_default(ctx, dest)
     if default is None:
@@ -100,7 +100,7 @@ def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
             f"script: pass a 10x smaller value on the command line"
         )
     old = number(default.value)
-    new = format_number(old / FACTOR)
+    new = format_number(lowered_lr(ctx.report, old))
     edit.replace(default.value, new)
     return Patched(edit.result(), f"the default of --{dest.replace('_', '-')}: {old:g} -> {new}")
 
