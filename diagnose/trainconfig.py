@@ -169,6 +169,24 @@ class ScalerInfo(Declared):
     growth_tracker: int | None = None
 
 
+class CallSite(Declared):
+    """One line of the user's code that called a training call, and how often."""
+
+    file: str
+    line: int
+    function: str | None = None
+    calls: int | None = None
+
+
+class TrainingCalls(Declared):
+    """The lines that called ``backward``, ``Optimizer.step`` and ``zero_grad`` in the run:
+    the training loop is the one that holds them (patches place loop-level edits there)."""
+
+    backward: list[CallSite] = Field(default_factory=list)
+    step: list[CallSite] = Field(default_factory=list)
+    zero_grad: list[CallSite] = Field(default_factory=list)
+
+
 class Config(Declared):
     """Training config captured from the run (and a ``--config`` file), key by key below;
     unknown keys are kept as given."""
@@ -231,6 +249,9 @@ class Config(Declared):
         None, description='key -> where its value came from ("transformers", "config-file").'
     )
     capture_errors: list[str] | None = None
+    training_calls: TrainingCalls | None = Field(
+        None, description="The user's lines that called backward, optimizer step and zero_grad."
+    )
 
 
 def readable_config(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

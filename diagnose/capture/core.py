@@ -56,6 +56,7 @@ class ConfigCapture:
         self.scalers: Any = None
         self.clipping: Any = None
         self.losses: Any = None
+        self.calls: Any = None
         self._models: WeakOrderedSet[Any] = WeakOrderedSet()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -79,6 +80,8 @@ class ConfigCapture:
         self._installed = False
         if self.optimizers is not None:
             self._guard("optimizer hook", self.optimizers.uninstall)
+        if self.calls is not None:
+            self._guard("call site hook", self.calls.uninstall)
         self._guard("import hooks", self._hooks.close)
         self._patcher.restore_all()
 
@@ -93,6 +96,7 @@ class ConfigCapture:
         self.uninstall()
 
     def _install_torch(self) -> None:
+        from diagnose.capture.calls import CallSiteWatcher
         from diagnose.capture.clipping import ClipWatcher
         from diagnose.capture.loss import LossWatcher
         from diagnose.capture.optim import OptimizerWatcher, SchedulerWatcher
@@ -104,6 +108,7 @@ class ConfigCapture:
             self.scalers = ScalerWatcher(self.errors)
             self.clipping = ClipWatcher(self.errors, self.scalers)
             self.losses = LossWatcher(self.errors)
+            self.calls = CallSiteWatcher(self.errors)
             self._torch_ready = True
         for watcher in (
             self.optimizers,
@@ -112,6 +117,7 @@ class ConfigCapture:
             self.scalers,
             self.clipping,
             self.losses,
+            self.calls,
         ):
             self._guard(type(watcher).__name__, lambda w=watcher: w.install(self._patcher))
 
@@ -178,6 +184,7 @@ class ConfigCapture:
                 self.scalers,
                 self.clipping,
                 self.losses,
+                self.calls,
             ]
         for watcher in watchers:
             self._guard(f"snapshot {type(watcher).__name__}", lambda w=watcher: w.snapshot(config))

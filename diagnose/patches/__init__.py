@@ -3,7 +3,8 @@
 ``make_patch(fix_id, script, report)`` returns a ``PatchResult`` (a unified diff, a note, the new
 source); ``attach_patches(report, script)`` fills ``fix.patch`` / ``fix.patch_note`` for every
 fix of a report; ``apply_patch(report, fix_id)`` writes one to the script, keeping a backup.
-A fix without a concrete patch keeps its example patch and says why in ``patch_note``.
+A fix without a concrete patch keeps its example patch and says why in ``patch_note``; so does
+one whose patch would not compile or would change more than its fix (``checks``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from diagnose.patches.checks import check_patch
 from diagnose.patches.context import PatchContext
 from diagnose.patches.registry import PATCHERS, patcher
 from diagnose.patches.source import NoPatch, Script, unified_diff
@@ -55,11 +57,13 @@ def make_patch(
         except (OSError, UnicodeDecodeError) as exc:
             return PatchResult(None, f"cannot read {path}: {exc}")
     try:
-        patched = patcher(PatchContext(Script(str(path), source), report, path))
+        ctx = PatchContext(Script(str(path), source), report, path)
+        patched = patcher(ctx)
+        if patched.source is None or patched.source == source:
+            return PatchResult(None, patched.note)
+        check_patch(str(path), source, patched.source, ctx.edits)
     except NoPatch as exc:
         return PatchResult(None, f"no automatic patch: {exc}")
-    if patched.source is None or patched.source == source:
-        return PatchResult(None, patched.note)
     return PatchResult(
         unified_diff(source, patched.source, path.name), patched.note, patched.source
     )

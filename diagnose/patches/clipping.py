@@ -56,7 +56,7 @@ def unscale_before_clipping(ctx: PatchContext) -> Patched:
         )
     edit = ctx.edit()
     for clip in clips:
-        stmt = script.statement_of(clip)
+        stmt = script.small_statement_of(clip)
         if stmt is None:
             raise NoPatch(f"the clip on line {script.line(clip)} is not a statement of its own")
         edit.insert_before(stmt, f"{scalers[0]}.unscale_({optimizer})")
@@ -66,13 +66,17 @@ def unscale_before_clipping(ctx: PatchContext) -> Patched:
     )
 
 
-def _backward_statements(ctx: PatchContext) -> list[tuple[cst.SimpleStatementLine, str | None]]:
-    """Each ``X.backward()`` statement and, for ``S.scale(loss).backward()``, the scaler S."""
+def _backward_statements(ctx: PatchContext) -> list[tuple[cst.BaseSmallStatement, str | None]]:
+    """Each ``X.backward()`` statement (those that ran, when the run recorded them) and, for
+    ``S.scale(loss).backward()``, the scaler S."""
     found = []
+    ran = ctx.ran_at("backward")
     for call in ctx.script.calls("backward"):
         if not ctx.script.is_own_statement(call):
             continue
-        stmt = ctx.script.statement_of(call)
+        if ran and not set(ctx.script.lines(call)) & set(ran):
+            continue
+        stmt = ctx.script.small_statement_of(call)
         receiver = call.func.value
         scaler = None
         if (

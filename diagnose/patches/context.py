@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
@@ -30,6 +30,8 @@ class PatchContext:
     script: Script
     report: Report
     path: Path
+    # every Edit the patcher made: make_patch checks the patch against what they declared
+    edits: list[Edit] = field(default_factory=list)
 
     @property
     def event_line(self) -> int | None:
@@ -46,7 +48,19 @@ class PatchContext:
         return EPS.get(dtype.removeprefix("torch."), DEFAULT_EPS)
 
     def edit(self) -> Edit:
-        return Edit(self.script)
+        edit = Edit(self.script)
+        self.edits.append(edit)
+        return edit
+
+    def ran_at(self, kind: str) -> list[int] | None:
+        """The script's lines that called ``kind`` (backward, step, zero_grad) in the run;
+        None when the report does not say (an older report, or a capture that did not run)."""
+        calls = self.report.config.training_calls
+        if calls is None:
+            return None
+        return sorted(
+            {site.line for site in getattr(calls, kind) if same_file(site.file, self.path)}
+        )
 
     def torch_name(self) -> str:
         name = self.script.imports_torch_as()

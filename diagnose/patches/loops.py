@@ -1,8 +1,10 @@
 """sanitize-inputs and guard-ignored-targets: skip the bad batches in the training loop.
 
-The training loop is the ``for`` loop that unpacks batches (``for x, y in loader:`` or
-``for i, (x, y) in enumerate(loader):``); the guard goes first in its body and ``continue``s
-past a batch that would poison the step.
+The training loop is the loop that ran ``backward`` and ``optimizer.step`` (``place``); when it
+unpacks batches (``for x, y in loader:`` or ``for i, (x, y) in enumerate(loader):``) the guard
+goes first in its body and ``continue``s past a batch that would poison the step. A training
+loop that takes no batch (``for i in range(steps)`` over fixed tensors) gets no guard: a
+``continue`` there would skip every step.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.place import training_loop
 from diagnose.patches.registry import patcher
-from diagnose.patches.source import NoPatch, dotted
+from diagnose.patches.source import NoPatch, code_of, dotted
 
 IGNORE_INDEX = -100
 TARGET_HINTS = ("label", "target", "y")
@@ -51,42 +54,35 @@ def guard_ignored_targets(ctx: PatchContext) -> Patched:
 
 
 def _batch_loop(ctx: PatchContext) -> tuple[cst.For, list[str]]:
-    """The innermost loop that unpacks batches into names, and those names."""
-    candidates = []
-    for loop in ctx.script.nodes(cst.For):
-        it = loop.iter
-        if isinstance(it, cst.Call) and dotted(it.func) == "range":
-            continue
-        target = loop.target
-        if (
-            isinstance(it, cst.Call)
-            and dotted(it.func) == "enumerate"
-            and isinstance(target, cst.Tuple)
-            and len(target.elements) == 2
-        ):
-            target = target.elements[1].value
-        names = _names(target)
-        if names:
-            candidates.append((loop, names))
-    training = [c for c in candidates if _trains(c[0])]
-    candidates = training or candidates
-    if not candidates:
+    """The training loop (``place.training_loop``) and the names it unpacks batches into."""
+    loop = training_loop(ctx)
+    line = ctx.script.line(loop)
+    if not isinstance(loop, cst.For):
         raise NoPatch(
-            "no `for ... in loader:` loop unpacking batches in the script: "
-            "filter the non-finite samples where the data is loaded"
+            f"the training loop on line {line} is a `while` loop that takes no batch: "
+            "filter the bad samples where the data is loaded"
         )
-    line = ctx.event_line
-    if line is not None:
-        holding = [c for c in candidates if line in ctx.script.lines(c[0])]
-        if holding:
-            return holding[-1]
-    if len(candidates) > 1:
-        lines = ", ".join(str(ctx.script.line(c[0])) for c in candidates)
+    it, target = loop.iter, loop.target
+    if (
+        isinstance(it, cst.Call)
+        and dotted(it.func) == "enumerate"
+        and isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+    ):
+        target = target.elements[1].value
+    names = _names(target) if not _counts(it) else []
+    if not names:
         raise NoPatch(
-            f"{len(candidates)} loops over batches (lines {lines}): guard the "
-            "training loop as in the example"
+            f"the training loop on line {line} does not take its batches from a loader "
+            f"(`for {code_of(loop.target)} in {code_of(loop.iter)}`): filter the bad "
+            "samples where the data is loaded"
         )
-    return candidates[0]
+    return loop, names
+
+
+def _counts(it: cst.BaseExpression) -> bool:
+    """True for ``range(...)``: the loop counts steps, its name holds no batch."""
+    return isinstance(it, cst.Call) and dotted(it.func) == "range"
 
 
 def _names(target: cst.BaseExpression) -> list[str]:
@@ -100,20 +96,3 @@ def _names(target: cst.BaseExpression) -> list[str]:
             out.append(element.value.value)
         return out
     return []
-
-
-def _trains(loop: cst.For) -> bool:
-    """True when the loop's body calls ``backward()`` or ``step()`` (it is a training loop)."""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-                "backward",
-                "step",
-            ):
-                found = True
-
-    loop.body.visit(Finder())
-    return found

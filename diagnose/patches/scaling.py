@@ -45,11 +45,13 @@ def enable_loss_scaling(ctx: PatchContext) -> Patched:
     if len(backwards) != 1 or len(steps) != 1:
         raise NoPatch(f"expected one `loss.backward()` and one `{optimizer}.step()` statement")
     edit = ctx.edit()
-    edit.insert_after(script.statement_of(calls[0]), f"{SCALER} = {torch}.amp.GradScaler({device})")
+    edit.insert_after(
+        script.small_statement_of(calls[0]), f"{SCALER} = {torch}.amp.GradScaler({device})"
+    )
     backward = backwards[0]
     edit.replace(backward, f"{SCALER}.scale({code_of(backward.func.value)}).backward()")
     edit.replace(steps[0], f"{SCALER}.step({optimizer})")
-    edit.insert_after(script.statement_of(steps[0]), f"{SCALER}.update()")
+    edit.insert_after(script.small_statement_of(steps[0]), f"{SCALER}.update()")
     return Patched(
         edit.result(),
         "scales the loss before backward and skips the steps whose "

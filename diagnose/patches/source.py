@@ -127,16 +127,40 @@ class Script:
                 return ancestor
         return None
 
+    def small_statement_of(self, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
+        """The simple statement that holds ``node``, wherever it stands: alone on its line,
+        joined to others by ``;``, or the one-line body of an ``if``/``for``/``with``."""
+        for ancestor in (node, *self.ancestors(node)):
+            if isinstance(ancestor, cst.BaseSmallStatement):
+                return ancestor
+        return None
+
     def is_own_statement(self, call: cst.Call) -> bool:
-        """True for a method call that is a whole statement (``loss.backward()``)."""
-        stmt = self.statement_of(call)
+        """True for a method call that is a whole simple statement (``loss.backward()``),
+        whatever the layout around it (``opt.zero_grad(); loss.backward()`` included)."""
+        small = self.small_statement_of(call)
         return (
-            stmt is not None
-            and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.Expr)
-            and stmt.body[0].value is call
+            isinstance(small, cst.Expr)
+            and small.value is call
             and isinstance(call.func, cst.Attribute)
         )
+
+    def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The function (or lambda, or class) whose body holds ``node``; the module if none."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return ancestor
+        return self.module
+
+    def loop_of(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The innermost loop around ``node`` in its own scope (a loop around the function
+        that holds ``node`` does not run it once per iteration, so it does not count)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.For | cst.While):
+                return ancestor
+            if isinstance(ancestor, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                return None
+        return None
 
     def calls(self, *names: str) -> list[cst.Call]:
         """Calls whose callee's last name is one of ``names`` (``torch.log``, ``x.log``)."""
@@ -238,21 +262,45 @@ class Edit(cst.CSTTransformer):
         self._before: dict[int, list[cst.BaseStatement]] = {}
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._first_in_body: dict[int, list[cst.BaseStatement]] = {}
+        # the original lines each edit may change: make_patch checks the diff against them
+        self.declared: list[range] = []
 
     def replace(self, node: cst.CSTNode, new: cst.CSTNode | str) -> None:
         if isinstance(new, str):
             new = cst.parse_expression(new)
         self._replace[id(node)] = new
+        self.declared.append(self.script.lines(node))
 
-    def insert_before(self, stmt: cst.BaseStatement, *code: str) -> None:
-        self._before.setdefault(id(stmt), []).extend(_statements(code))
+    def insert_before(self, stmt: cst.CSTNode, *code: str) -> None:
+        """New statements just before ``stmt``: a statement line, a compound statement, or a
+        simple statement anywhere (joined with ``;`` when it shares its line)."""
+        anchor = self._anchor(stmt)
+        self._before.setdefault(id(anchor), []).extend(_statements(code, anchor))
 
-    def insert_after(self, stmt: cst.BaseStatement, *code: str) -> None:
-        self._after.setdefault(id(stmt), []).extend(_statements(code))
+    def insert_after(self, stmt: cst.CSTNode, *code: str) -> None:
+        """New statements just after ``stmt`` (see ``insert_before``)."""
+        anchor = self._anchor(stmt)
+        self._after.setdefault(id(anchor), []).extend(_statements(code, anchor))
 
     def insert_first(self, block_owner: cst.CSTNode, *code: str) -> None:
-        """Insert at the top of a compound statement's body (a ``for`` loop's, say)."""
-        self._first_in_body[id(block_owner)] = _statements(code)
+        """Insert at the top of a compound statement's body (a ``for`` loop's, say); a
+        one-line body (``for x in xs: f(x)``) becomes an indented block."""
+        self._first_in_body[id(block_owner)] = _statements(code, None)
+        body = block_owner.body  # type: ignore[attr-defined]
+        first = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else body
+        self.declared.append(
+            range(self.script.line(block_owner), self.script.lines(first).start + 1)
+        )
+
+    def _anchor(self, node: cst.CSTNode) -> cst.CSTNode:
+        """Where statements go beside ``node``: its whole line when it stands alone there."""
+        self.declared.append(self.script.lines(node))
+        parent = self.script.parent(node)
+        if isinstance(node, cst.BaseSmallStatement) and (
+            isinstance(parent, cst.SimpleStatementLine) and len(parent.body) == 1
+        ):
+            return parent
+        return node
 
     @property
     def empty(self) -> bool:
@@ -266,13 +314,19 @@ class Edit(cst.CSTTransformer):
             updated_node = updated_node.with_changes(
                 body=self._spliced(original_node.body, updated_node.body)
             )
-        first = self._first_in_body.get(id(original_node))
-        if first is not None and isinstance(updated_node.body, cst.IndentedBlock):
-            block = updated_node.body
+        if isinstance(
+            original_node, cst.SimpleStatementLine | cst.SimpleStatementSuite
+        ) and self._splices(original_node.body):
             updated_node = updated_node.with_changes(
-                body=block.with_changes(body=[*first, *block.body])
+                body=_joined(self._spliced(original_node.body, updated_node.body))
             )
+        first = self._first_in_body.get(id(original_node))
+        if first is not None:
+            updated_node = updated_node.with_changes(body=_prepended(updated_node.body, first))
         return updated_node
+
+    def _splices(self, original: Sequence) -> bool:
+        return any(id(n) in self._before or id(n) in self._after for n in original)
 
     def _spliced(self, original: Sequence, updated: Sequence) -> list:
         out: list = []
@@ -288,8 +342,45 @@ class Edit(cst.CSTTransformer):
         return self.script.module.visit(self).code
 
 
-def _statements(code: Sequence[str]) -> list[cst.BaseStatement]:
-    return [cst.parse_statement(line if line.endswith("\n") else line + "\n") for line in code]
+def _statements(code: Sequence[str], anchor: cst.CSTNode | None) -> list:
+    """``code`` parsed as statements; beside a simple statement that shares its line, as
+    simple statements (``a(); new(); b()``), which then must be simple."""
+    parsed = [cst.parse_statement(line if line.endswith("\n") else line + "\n") for line in code]
+    if not isinstance(anchor, cst.BaseSmallStatement):
+        return parsed
+    small: list = []
+    for stmt in parsed:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            raise NoPatch(f"`{code_of(stmt).strip()}` cannot join a line of `;`-joined statements")
+        small.extend(stmt.body)
+    return small
+
+
+_SEMICOLON = cst.Semicolon(
+    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(" ")
+)
+
+
+def _joined(body: list) -> list:
+    """Simple statements of one line, each but the last followed by ``; ``."""
+    out = [
+        small
+        if small.semicolon is not cst.MaybeSentinel.DEFAULT
+        else small.with_changes(semicolon=_SEMICOLON)
+        for small in body[:-1]
+    ]
+    return [*out, body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)] if body else out
+
+
+def _prepended(body: cst.BaseSuite, first: list) -> cst.IndentedBlock:
+    """``first`` at the top of ``body``, a one-line body turned into an indented block."""
+    if isinstance(body, cst.IndentedBlock):
+        return body.with_changes(body=[*first, *body.body])
+    assert isinstance(body, cst.SimpleStatementSuite)
+    rest = cst.SimpleStatementLine(
+        body=_joined(list(body.body)), trailing_whitespace=body.trailing_whitespace
+    )
+    return cst.IndentedBlock(body=[*first, rest])
 
 
 def unified_diff(old: str, new: str, name: str) -> str:

@@ -36,9 +36,9 @@ def add_lr_warmup(ctx: PatchContext) -> Patched:
         raise NoPatch(f"expected one `{optimizer}.step()` statement")
     edit = ctx.edit()
     edit.insert_after(
-        script.statement_of(calls[0]),
+        script.small_statement_of(calls[0]),
         f"warmup = {torch}.optim.lr_scheduler.LambdaLR("
         f"{optimizer}, lambda step: min(1.0, (step + 1) / {WARMUP_STEPS}))",
     )
-    edit.insert_after(script.statement_of(steps[0]), "warmup.step()")
+    edit.insert_after(script.small_statement_of(steps[0]), "warmup.step()")
     return Patched(edit.result(), f"the lr ramps up linearly over the first {WARMUP_STEPS} steps")
