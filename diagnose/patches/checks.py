@@ -38,10 +38,24 @@ def check_patch(path: str, old: str, new: str, edits: list[Edit]) -> None:
 
 
 def _stray_lines(old: str, new: str, declared: set[int]) -> list[int]:
-    """Lines of ``old`` (1-based) the diff changes, or inserts beside, outside ``declared``."""
-    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    """Lines of ``old`` (1-based) the diff changes, or inserts beside, outside ``declared``.
+
+    The common head and tail are skipped first, so only the patched middle goes through
+    difflib and the time stays bounded on long scripts.
+    """
+    a, b = old.splitlines(), new.splitlines()
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    matcher = difflib.SequenceMatcher(
+        None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False
+    )
     stray: list[int] = []
     for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+        i1, i2 = i1 + head, i2 + head
         if tag == "equal":
             continue
         if tag == "insert":
