@@ -128,7 +128,7 @@ def test_cited_lines_come_with_file_commit_and_code(name: str, record: dict) -> 
 
 
 @pytest.mark.parametrize(("name", "record"), RECORDS, ids=[n for n, _ in RECORDS])
-def test_a_line_anchor_in_the_url_comes_with_the_lines_it_points_at(name: str, record: dict) -> None:
+def test_a_line_anchor_in_the_url_comes_with_its_lines(name: str, record: dict) -> None:
     """``#L...`` in ``githubUrl`` claims a line: the record then states it and shows its code.
 
     A URL anchored at a line the record does not give (no lineNumber, no code) points readers
