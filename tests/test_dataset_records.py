@@ -128,6 +128,21 @@ def test_cited_lines_come_with_file_commit_and_code(name: str, record: dict) -> 
 
 
 @pytest.mark.parametrize(("name", "record"), RECORDS, ids=[n for n, _ in RECORDS])
+def test_a_line_anchor_in_the_url_comes_with_its_lines(name: str, record: dict) -> None:
+    """``#L...`` in ``githubUrl`` claims a line: the record then states it and shows its code.
+
+    A URL anchored at a line the record does not give (no lineNumber, no code) points readers
+    at text nobody checked; such a record cites the file at its commit, without an anchor.
+    """
+    url = record["githubUrl"] or ""
+    if "#L" not in url:
+        return
+    assert record["lineNumber"] is not None, f"{url} has a line anchor but no lineNumber"
+    assert record["sourceCode"], f"{url} has a line anchor but no sourceCode"
+    assert url.endswith(f"#L{record['sourceCodeStart']}-L{record['sourceCodeEnd']}")
+
+
+@pytest.mark.parametrize(("name", "record"), RECORDS, ids=[n for n, _ in RECORDS])
 def test_a_shipped_record_is_never_a_skeleton(name: str, record: dict) -> None:
     # `diagnose dataset mine` writes skeletons: exact facts, a `skeleton` tag and SKELETON:
     # placeholders where the text goes; a record ships only once its text is written

@@ -23,7 +23,17 @@ most records thus costs almost nothing, yet still breaks ties.
 
 The score is rapidfuzz's ``token_sort_ratio`` (word order and small edits), or 0.9 x
 ``token_set_ratio`` when the two share at least ``MIN_SHARED`` content words, so that a
-fragment such as "CUDA out of memory" still finds the full message. WRatio was tried first
+fragment such as "CUDA out of memory" still finds the full message. Only a fragment -- every
+content word of the query is in the record -- may score that way up to a match; sharing
+some words is not enough: ``token_set_ratio`` of two texts that merely overlap is high
+whenever the shared words dominate the shorter one ("invalid gradient at index 0 - expect",
+a type mismatch, scored 0.90 against the custom-Function gradient record through "invalid
+gradient index", though its word "expect" is in no wording of that record). A paste cut off
+inside a word is still a fragment when that last piece begins the record's word that follows
+the query's previous word ("... ran for 1807734 millisecond" of "... ran for N milliseconds").
+An overlap scores at most ``OVERLAP_CAP``, below the matcher's threshold: a near miss, never
+an answer.
+WRatio was tried first
 and rejected: its partial matching scores unrelated messages 0.85 on shared short words.
 """
 
@@ -46,6 +56,7 @@ SHORTLIST = 48  # records re-scored with the common words
 RESCORE_WORDS = 3  # the rarest of the remaining words re-score the shortlist
 VISIT_BUDGET = 600  # postings visited per query before common words only re-score
 MIN_SHARED = 3  # content words two texts must share before subset matching counts
+OVERLAP_CAP = 75.0  # subset score of texts that share words but where the query is no fragment
 SUBSET_WEIGHT = 0.9
 
 
@@ -59,7 +70,7 @@ class SimilarityIndex:
     def __init__(self, texts: Sequence[str], prepare: Callable[[str], str] = normalize) -> None:
         self._raw = texts
         self._prepare = prepare
-        self._prepared: dict[int, tuple[str, frozenset[str]]] = {}
+        self._prepared: dict[int, tuple[str, frozenset[str], list[str]]] = {}
         self._postings: dict[str, list[int]] | None = None
         self._idf: dict[str, float] = {}
         self._indexed = len(texts) >= BRUTE_FORCE_BELOW  # else: compare every record
@@ -90,12 +101,13 @@ class SimilarityIndex:
         self._idf = {word: math.log(n / len(ids)) for word, ids in postings.items()}
         self._postings = postings
 
-    def prepared(self, i: int) -> tuple[str, frozenset[str]]:
-        """Record ``i``'s normalised text and its content words (computed once)."""
+    def prepared(self, i: int) -> tuple[str, frozenset[str], list[str]]:
+        """Record ``i``'s normalised text, its content words, and them in order (computed once)."""
         entry = self._prepared.get(i)
         if entry is None:
             text = self._prepare(self._raw[i] or "")
-            entry = (text, frozenset(tokens(text)))
+            ordered = tokens(text)
+            entry = (text, frozenset(ordered), ordered)
             self._prepared[i] = entry
         return entry
 
@@ -110,15 +122,20 @@ class SimilarityIndex:
             if self._postings is None:
                 self._build_postings()
             ids = self._candidates(query)
-        qwords = frozenset(tokens(normalized))
+        qordered = tokens(normalized)
+        qwords = frozenset(qordered)
+        cut = _cut_word(normalized, qordered)
         scored = []
         for i in ids:
-            text, words = self.prepared(i)
+            text, words, ordered = self.prepared(i)
             if not text:
                 continue
             score = fuzz.token_sort_ratio(normalized, text)
             if len(qwords & words) >= MIN_SHARED:
-                score = max(score, SUBSET_WEIGHT * fuzz.token_set_ratio(normalized, text))
+                subset = SUBSET_WEIGHT * fuzz.token_set_ratio(normalized, text)
+                if not _is_fragment(qwords, cut, words, ordered):
+                    subset = min(subset, OVERLAP_CAP)
+                score = max(score, subset)
             scored.append((i, score / 100.0))
         scored.sort(key=lambda pair: -pair[1])
         return scored[:limit]
@@ -155,3 +172,28 @@ class SimilarityIndex:
                 if at < size and ids[at] == i:
                     scores[i] += weight
         return heapq.nlargest(CANDIDATES, shortlist, key=scores.__getitem__)
+
+
+def _cut_word(normalized: str, ordered: list[str]) -> tuple[str, str] | None:
+    """``(previous word, last word)`` when the query ends inside its last content word."""
+    if len(ordered) < 2 or not normalized.endswith(ordered[-1]):
+        return None
+    return ordered[-2], ordered[-1]
+
+
+def _is_fragment(
+    qwords: frozenset[str], cut: tuple[str, str] | None, words: frozenset[str], ordered: list[str]
+) -> bool:
+    """Whether every content word of the query is in the record (see the module docstring).
+
+    A last word the paste may have cut (``cut``) may instead be the start of the record's
+    word right after the query's previous word.
+    """
+    missing = qwords - words
+    if not missing:
+        return True
+    if cut is None or missing != {cut[1]}:
+        return False
+    previous, piece = cut
+    at = ordered.index(previous) if previous in words else -1
+    return 0 <= at < len(ordered) - 1 and ordered[at + 1].startswith(piece)

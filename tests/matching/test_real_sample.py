@@ -33,13 +33,7 @@ IDS = [f"{i:03d}-{entry.get('family', '')}" for i, entry in enumerate(SAMPLE)]
 RECALL_AT_1_FLOOR = 0.96
 # Wrong answers the matcher still gives, by the thread they came from, and why (each fails
 # as expected until its cause is fixed, then fails for being right: remove it from here).
-KNOWN_WRONG = {
-    "https://github.com/schelotto/Wasserstein-AutoEncoders/issues/2": (
-        "a truncated old wording ('invalid gradient at index 0 - expect...', a type mismatch) "
-        "shares three words with the custom-Function gradient record, enough for the subset "
-        "score to pass the threshold"
-    ),
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """Raise, assert, warning and logging sites of one Python file, read with ``ast``.
 
-Sites: ``raise X(msg)`` (also ``raise X(msg) from e``), ``assert cond, msg``
-(AssertionError), ``warnings.warn(msg, Category)`` (also ``warn`` imported from
-``warnings``, and a Warning instance as the message), and, for ``kind="log"``,
+Sites: ``raise X(msg)`` (also ``raise X(msg) from e``), ``assert cond, msg`` and
+``torch._assert(cond, msg)`` (AssertionError), ``warnings.warn(msg, Category)`` (also ``warn``
+imported from ``warnings``, and a Warning instance as the message), Lightning's
+``rank_zero_warn(msg, category=...)`` (whose second positional argument is the stack level,
+not the category), and, for ``kind="log"``,
 ``logger.warning/error/critical/exception(msg, *args)``. The message expression goes through
 ``python_format.message_pieces``; the class is the name as the source writes it
 (``torch.OutOfMemoryError``), never looked up. A raised object that is not a class call
@@ -31,6 +33,8 @@ _LOG_METHODS = {
 }
 _LOG_CALL = re.compile(r"\.(?:warning|warn|warning_once|error|critical|exception|fatal)\s*\(")
 _LOGGER_NAME = re.compile(r"(?i).*log(?:ger)?$|logging")
+_RANK_ZERO_WARN = "rank_zero_warn"  # lightning(_utilities): warnings.warn on global rank 0
+_TORCH_ASSERTS = ("torch._assert",)  # raises AssertionError(message) when the condition is false
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -90,6 +94,10 @@ class _Scope:
         for child in ast.iter_child_nodes(node):
             self._collect(child)
 
+    def binds(self, name: str) -> bool:
+        """Whether the scope binds ``name`` at all (else it is the enclosing module's)."""
+        return name in self.stores
+
     def resolve(self, name: str, line: int) -> ast.expr | None:
         found = self.values.get(name)
         if found is None or self.stores.get(name) != 1 or found[0] >= line:
@@ -109,8 +117,10 @@ class _Finder:
         self.warn_names: set[str] = set()  # local names of warnings.warn
         self._scopes: dict[int, _Scope] = {}
         self._scope_node: ast.AST | None = None
+        self._module: ast.Module | None = None
 
     def run(self, tree: ast.Module, has_warn_import: bool, calls: bool) -> None:
+        self._module = tree
         if has_warn_import:
             for child in ast.walk(tree):
                 if isinstance(child, ast.ImportFrom) and child.module == "warnings":
@@ -143,13 +153,23 @@ class _Finder:
                     stack.append((value, scope))
 
     def _resolve(self, name: str, line: int) -> ast.expr | None:
+        """The expression ``name`` holds at ``line``: bound in the site's function, or, when
+        the function never binds it, a module-level constant (``MSG = "..."`` above it)."""
         node = self._scope_node
         if node is None:
             return None
+        scope = self._scope(node)
+        if scope.binds(name) or self._module is None or node is self._module:
+            return scope.resolve(name, line)
+        return self._scope(self._module).resolve(name, line)
+
+    def _scope(self, node: ast.AST) -> _Scope:
         scope = self._scopes.get(id(node))
         if scope is None:
             scope = self._scopes[id(node)] = _Scope(node)
-        return scope.resolve(name, line)
+            if isinstance(node, ast.Module):
+                _count_global_rebinds(node, scope)
+        return scope
 
     def _site(
         self,
@@ -226,15 +246,29 @@ class _Finder:
             return
         if "warn" in self.kinds and (name == "warnings.warn" or name in self.warn_names):
             self._warning(node)
+        elif "warn" in self.kinds and name.rsplit(".", 1)[-1] == _RANK_ZERO_WARN:
+            self._warning(node, positional_category=False)
+        elif "raise" in self.kinds and name in _TORCH_ASSERTS:
+            self._torch_assert(node)
         elif "log" in self.kinds and isinstance(node.func, ast.Attribute):
             level = _LOG_METHODS.get(node.func.attr)
             owner = dotted(node.func.value)
             if level and owner and _LOGGER_NAME.fullmatch(owner.rsplit(".", 1)[-1]):
                 self._log(node, level)
 
-    def _warning(self, node: ast.Call) -> None:
+    def _torch_assert(self, node: ast.Call) -> None:
+        message = node.args[1] if len(node.args) > 1 else _keyword(node, "message")
+        if isinstance(message, ast.Starred):
+            message = None
+        note = "no message" if message is None else None
+        self._site("raise", node, "AssertionError", message, "exception", "error", note)
+
+    def _warning(self, node: ast.Call, positional_category: bool = True) -> None:
         message = _first_arg(node, ("message",))
-        category = node.args[1] if len(node.args) > 1 else _keyword(node, "category")
+        if positional_category and len(node.args) > 1:
+            category: ast.expr | None = node.args[1]
+        else:
+            category = _keyword(node, "category")
         cls = dotted(category) if category is not None else "UserWarning"
         if isinstance(message, ast.Call) and _is_class(dotted(message.func)):
             cls = dotted(message.func)  # warnings.warn(FutureWarning("..."))
@@ -272,6 +306,28 @@ class _Finder:
         )
 
 
+def _count_global_rebinds(tree: ast.Module, scope: _Scope) -> None:
+    """Module names a function also binds have no single value a site can rely on.
+
+    ``global NAME`` rebinds the module's; a function's own ``NAME`` may be the one an inner
+    function's site reads (the finder only knows the innermost scope), so either way the
+    name stays a hole.
+    """
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    for function in (n for n in ast.walk(tree) if isinstance(n, functions)):
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global):
+                names = node.names
+            elif isinstance(node, ast.arg):
+                names = [node.arg]
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names = [node.id]
+            else:
+                continue
+            for name in names:
+                scope.stores[name] = scope.stores.get(name, 0) + 2
+
+
 def _first_arg(call: ast.Call, keywords: tuple[str, ...]) -> ast.expr | None:
     if call.args:
         first = call.args[0]
@@ -300,6 +356,7 @@ def python_sites(
     calls = (
         text is None
         or ("warn" in kinds and "warn" in text)
+        or ("raise" in kinds and "_assert(" in text)
         or ("log" in kinds and _LOG_CALL.search(text) is not None)
     )
     finder.run(tree, text is None or "from warnings import" in text, calls)

@@ -141,12 +141,30 @@ def _folder(folder: Path, selection: Selection) -> Tree:
     while packaged and _is_package(top.parent):
         top = top.parent  # a subpackage (torch/optim): paths start at the top package
     base = top.parent if packaged else root
+    _refuse_doubled_prefix(folder, root, packaged, selection.prefix)
     tree = Tree(str(folder), _walk(root, base, selection), packaged=packaged)
     if packaged:
         version = top / "version.py"
         if version.is_file() and not version.is_symlink():
             _read_git_version(tree, version.read_bytes()[:65536], f"{top.name}/version.py")
     return tree
+
+
+def _refuse_doubled_prefix(folder: Path, root: Path, packaged: bool, prefix: str) -> None:
+    """A checkout whose own top holds the ``--prefix`` folder already names it in every path.
+
+    ``--prefix src/`` on a repository checkout with ``src/pkg/...`` would write
+    ``src/src/pkg/...`` paths and URLs that do not exist; the prefix is for a package folder
+    or a wheel, whose paths start at the package.
+    """
+    top = prefix.strip("/").split("/", 1)[0]
+    if packaged or not top or not (root / top).is_dir():
+        return
+    raise UsageError(
+        f"--prefix {prefix}: {folder} already has {top}/ at its top, so its paths start with "
+        f"{top}/ (they would read {prefix}{top}/...); drop --prefix, or mine the package "
+        f"folder inside {top}/ with it"
+    )
 
 
 def _read_git_version(tree: Tree, data: bytes, where: str) -> None:

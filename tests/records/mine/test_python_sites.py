@@ -9,6 +9,7 @@ import logging
 import re
 import traceback
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,76 @@ def test_sites_that_spell_no_message_are_counted_not_written():
     # reassigned: msg has two values; factory: raises what a function returns; bare raise
     # re-raises: not a site at all
     assert result.without_message == 2
+
+
+def _installed_file(module: str) -> Path:
+    """The file of an installed module: real library source, as users run it."""
+    return Path(importlib.util.find_spec(module).origin)
+
+
+def _mined(path, kinds=frozenset({"raise", "warn"})) -> list[dict]:
+    return [w["record"] for w in mine(str(path), Options(kinds=kinds)).wrappers]
+
+
+def _line_of(path, *needles: str) -> int:
+    """The first line of ``path`` that opens a call holding every needle in its next lines."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for k, line in enumerate(lines):
+        window = "\n".join(lines[k : k + 5])
+        if all(n in window for n in needles) and needles[0] in line:
+            return k + 1
+    raise AssertionError(f"{needles} not in {path}")
+
+
+def test_lightning_rank_zero_warn_is_a_warning_site_with_its_category():
+    path = _installed_file("lightning.pytorch.trainer.connectors.data_connector")
+    line = _line_of(path, "rank_zero_warn(", "does not have many workers")
+    (record,) = [r for r in _mined(path) if r["lineNumber"] == line]
+    assert record["errorClass"] == "PossibleUserWarning"
+    message = (
+        "The 'train_dataloader' does not have many workers which may be a bottleneck. Consider "
+        "increasing the value of the `num_workers` argument` to `num_workers=7` in the "
+        "`DataLoader` to improve performance."
+    )
+    assert re.search(record["messagePattern"], message)
+
+
+def test_rank_zero_warn_reads_its_second_argument_as_the_stack_level_not_the_category(tmp_path):
+    source = tmp_path / "warns.py"
+    source.write_text(
+        "from lightning.pytorch.utilities import rank_zero_warn\n"
+        "def f():\n"
+        '    rank_zero_warn("the checkpoint has no optimizer states", 5)\n'
+    )
+    (record,) = _mined(source)
+    assert record["errorClass"] == "UserWarning"
+
+
+def test_torch_assert_is_an_assertion_site_with_its_message():
+    path = _installed_file("torch.fx._symbolic_trace")
+    line = _line_of(path, "torch._assert(", "has been specialized to have value")
+    (record,) = [r for r in _mined(path, frozenset({"raise"})) if r["lineNumber"] == line]
+    assert record["errorClass"] == "AssertionError"
+    message = "x has been specialized to have value 3 but got another value"
+    assert re.search(record["messagePattern"], message)
+
+
+def test_a_message_held_in_a_module_constant_is_read_where_it_is_raised(tmp_path):
+    # the shape of transformers' modeling_utils: the text is a module constant, raised in a
+    # function; the same name bound in any function stays a hole
+    source = tmp_path / "consts.py"
+    source.write_text(
+        'NO_WEIGHTS_MSG = "no file named pytorch_model.bin found in directory"\n'
+        "def load(path):\n"
+        "    raise OSError(NO_WEIGHTS_MSG)\n"
+        'shadowed = "module text"\n'
+        "def outer():\n"
+        '    shadowed = "function text"\n'
+        "    def inner():\n"
+        "        raise ValueError(shadowed)\n"
+    )
+    records = {r["lineNumber"]: r for r in _mined(source)}
+    assert re.search(
+        records[3]["messagePattern"], "no file named pytorch_model.bin found in directory"
+    )
+    assert 8 not in records or not re.search(records[8]["messagePattern"], "module text")

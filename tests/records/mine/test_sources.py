@@ -103,3 +103,24 @@ def test_an_installed_package_is_found_by_its_import_name():
     result = mine("json", Options(kinds=frozenset({"raise"})))
     assert result.files_read > 0
     assert all(w["record"]["filePath"].startswith("json/") for w in result.wrappers)
+
+
+def test_a_prefix_that_the_checkout_already_holds_is_refused_not_doubled(tmp_path):
+    # a src/ layout checkout (real file: lightning_utilities' rank_zero.py): its paths
+    # already start with src/, so --prefix src/ would write src/src/... URLs
+    import importlib.util
+    from pathlib import Path
+
+    real = Path(importlib.util.find_spec("lightning_utilities.core.rank_zero").origin)
+    package = tmp_path / "repo" / "src" / "lightning_utilities" / "core"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "rank_zero.py").write_bytes(real.read_bytes())
+    (tmp_path / "repo" / "pyproject.toml").write_text("")
+    assert "src/lightning_utilities/core/rank_zero.py" in _paths(tmp_path / "repo")
+    with pytest.raises(UsageError, match="already has src/ at its top"):
+        _paths(tmp_path / "repo", prefix="src/")
+    assert "src/lightning_utilities/core/rank_zero.py" in _paths(
+        tmp_path / "repo" / "src" / "lightning_utilities", prefix="src/"
+    )
