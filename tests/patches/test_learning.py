@@ -76,7 +76,9 @@ def test_a_scaled_backward_steps_through_its_scaler(tmp_path):
 
 
 def test_two_optimizers_are_not_guessed_between(tmp_path):
-    source = LOOP.replace("        opt.step()\n", "") + "    opt2 = torch.optim.SGD(d.parameters())\n"
+    source = (
+        LOOP.replace("        opt.step()\n", "") + "    opt2 = torch.optim.SGD(d.parameters())\n"
+    )
     result = patch(tmp_path, "call-optimizer-step", source)
     assert result.diff is None and "2 optimizers" in result.note
 

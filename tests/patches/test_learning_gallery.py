@@ -41,6 +41,7 @@ LEARNING = {
         ]
     },
     "silent_eval_mode.py": {},
+    "silent_dead_relu_bias.py": {},
     "silent_time_as_classes.py": {
         "losses": [
             {
