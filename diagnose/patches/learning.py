@@ -203,7 +203,9 @@ def register_submodules(ctx: PatchContext) -> Patched:
     script = ctx.script
     kept = _containers(ctx)
     found = [
-        a for a in _self_containers(script) if not kept or a.targets[0].target.attr.value in kept
+        a
+        for a in _self_containers(script)
+        if (a.targets[0].target.attr.value in kept) or (not kept and _builds_modules(a.value))
     ]
     if not found:
         raise NoPatch("no `self.NAME = [...]` or `{...}` of layers in the script")
@@ -246,6 +248,21 @@ def _self_containers(script: Script) -> list[cst.Assign]:
             continue
         if any(isinstance(a, cst.ClassDef) for a in script.ancestors(assign)):
             found.append(assign)
+    return found
+
+
+def _builds_modules(value: cst.BaseExpression) -> bool:
+    """A container literal that constructs a class (``nn.Linear(...)``, ``Block(...)``):
+    without the run's word on which list holds the layers, only such a list is wrapped."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            name = dotted(node.func)
+            found = found or bool(name and name.split(".")[-1][:1].isupper())
+
+    value.visit(Finder())
     return found
 
 

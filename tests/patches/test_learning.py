@@ -201,3 +201,22 @@ def test_the_target_shape_fix_squeezes_the_side_with_the_trailing_1(tmp_path):
 def test_the_target_shape_fix_needs_the_recorded_shapes(tmp_path):
     result = patch(tmp_path, "fix-target-shape", LOOP.replace("cross_entropy", "mse_loss"))
     assert result.diff is None and "no broadcast loss" in result.note
+
+
+def test_without_the_runs_word_only_lists_that_build_layers_are_wrapped(tmp_path):
+    result = patch(
+        tmp_path,
+        "register-submodules",
+        """
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sizes = [4, 8]
+                self.layers = [torch.nn.Linear(a, b) for a, b in zip(self.sizes, self.sizes[1:])]
+        """,
+    )
+    assert [line[:19] for line in diff_body(result)] == [
+        "-        self.layers",
+        "+        self.layers",
+    ]
