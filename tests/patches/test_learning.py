@@ -216,7 +216,7 @@ def test_without_the_runs_word_only_lists_that_build_layers_are_wrapped(tmp_path
                 self.layers = [torch.nn.Linear(a, b) for a, b in zip(self.sizes, self.sizes[1:])]
         """,
     )
-    assert [line[:19] for line in diff_body(result)] == [
+    assert [line[:20] for line in diff_body(result)] == [
         "-        self.layers",
         "+        self.layers",
     ]
