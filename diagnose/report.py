@@ -381,6 +381,25 @@ class ModuleNote(_Model):
     )
 
 
+class ActivationNote(_Model):
+    """One activation module on the checked passes (its latest check)."""
+
+    name: str
+    kind: str = Field(description='"relu", "tanh" or "sigmoid".')
+    share: float = Field(
+        description="Of its values: exact zeros out of a ReLU; inputs beyond +-5 into tanh or "
+        "sigmoid (their flat tails)."
+    )
+    checks: int = Field(1, description="Checked passes that saw it.")
+
+
+class GradNote(_Model):
+    """One layer's gradient norm on the last checked step."""
+
+    module: str
+    norm: float
+
+
 class Learning(_Model):
     """Whether training could learn: what the learning watch saw besides inf/nan.
 
@@ -437,6 +456,15 @@ class Learning(_Model):
     loss_series: list[float] = Field(
         default_factory=list,
         description="The loss at backward passes, when the run took no optimizer step.",
+    )
+    activations: list[ActivationNote] = Field(
+        default_factory=list, description="Activation modules seen on the sampled passes."
+    )
+    first_grad: GradNote | None = Field(
+        None, description="The first trainable layer (in forward order) and its gradient norm."
+    )
+    last_grad: GradNote | None = Field(
+        None, description="The last trainable layer and its gradient norm, on the same step."
     )
 
 

@@ -68,16 +68,21 @@ class TracedRun:
     """A tracer owned by a callback, or a running one that the callback joined."""
 
     def __init__(self, tracer_options: dict[str, Any], observe: Observer) -> None:
+        from diagnose.learning.watch import LearningWatch
         from diagnose.tracer import Tracer
         from diagnose.tracer.beside import CapturedConfig
 
         outer = running_tracer()
         self.joined = outer is not None
+        self.learning: Any = None  # the runner's own watch sees a joined run
         if outer is not None:
             self.tracer = outer
         else:
             self.tracer = Tracer(**{"config": CapturedConfig(), **tracer_options})
             self.tracer.__enter__()
+            # beside the tracer, as the runner enters it: a run that stays finite but does
+            # not learn is judged from what this watch sees
+            self.learning = LearningWatch().__enter__()
         capture = capture_of(self.tracer)
         if capture is not None:
             try:
@@ -89,8 +94,11 @@ class TracedRun:
         """Stop the tracer unless it belongs to the runner; the report of the run so far."""
         if not self.joined:
             info = (type(exc), exc, exc.__traceback__) if exc is not None else (None, None, None)
+            self.learning.__exit__(*info)
             self.tracer.__exit__(*info)
         report = self.tracer.report()
+        if self.learning is not None:
+            report.learning = self.learning.evidence()
         event = getattr(exc, "event", None)
         if event is not None and report.event is None:
             report = report.model_copy(update={"status": "nonfinite", "event": event})

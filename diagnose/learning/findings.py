@@ -35,7 +35,13 @@ TITLES = {
     "loss-at-chance": "The loss stays at the chance level",
     "class-axis-misplaced": "The loss takes its classes from the wrong axis",
     "unnormalized-inputs": "The model's inputs are far from normalised",
+    "dying-relus": "Most ReLU units output only zeros",
+    "saturated-activations": "The tanh/sigmoid inputs sit in their flat tails",
+    "vanishing-gradients": "The gradient vanishes before it reaches the first layers",
 }
+DEAD = 0.7  # share of exact zeros out of a ReLU that calls it dying (DeepDiagnosis's bound)
+SATURATED_SHARE = 0.5  # share of tanh/sigmoid inputs beyond +-5
+VANISHED = 1e-3  # first layer's gradient norm over the last layer's
 
 Detector = Callable[[Learning, Report], Symptom | None]
 
@@ -68,6 +74,10 @@ def _first_causes(learning: Learning, report: Report) -> list[Symptom]:
     """Raw inputs explain a loss stuck at chance; either explains nothing about each other's
     fix, so the input scale is judged first and the chance level only without it."""
     found = [s for s in (unnormalized(learning, report), lr_too_low(learning, report)) if s]
+    if not found:  # raw inputs saturate activations: that is the inputs' story
+        found = [s for detect in ACTIVITY if (s := detect(learning, report)) is not None]
+    if not found:  # dead or saturated units explain a vanished gradient
+        found = [s for s in [vanishing(learning, report)] if s]
     if not found:
         found = [s for s in [at_chance(learning, report)] if s]
     return found
@@ -319,6 +329,82 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
             f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
         ],
     )
+
+
+def dying_relus(learning: Learning, report: Report) -> Symptom | None:
+    dead = [a for a in learning.activations if a.kind == "relu" and a.share >= DEAD]
+    ratio = _stalled(learning, report)
+    if not dead or ratio is None:
+        return None
+    worst = max(dead, key=lambda a: a.share)
+    names = ", ".join(f"{a.name} {a.share:.0%}" for a in dead[:4])
+    return Symptom(
+        id="dying-relus",
+        confidence=_by_length(0.85 if worst.share >= 0.95 else 0.6, len(_curve(learning, report))),
+        evidence=[
+            f"share of exact zeros out of the ReLUs on the last check: {names} (a healthy ReLU "
+            f"gives about half): a unit at 0 passes no gradient, so it never recovers; {ratio}"
+        ],
+    )
+
+
+def saturated(learning: Learning, report: Report) -> Symptom | None:
+    flat = [a for a in learning.activations if a.kind != "relu" and a.share >= SATURATED_SHARE]
+    ratio = _stalled(learning, report)
+    if not flat or ratio is None:
+        return None
+    names = ", ".join(f"{a.name} ({a.kind}) {a.share:.0%}" for a in flat[:4])
+    base = 0.85 if max(a.share for a in flat) >= 0.75 else 0.65
+    return Symptom(
+        id="saturated-activations",
+        confidence=_by_length(base, len(_curve(learning, report))),
+        evidence=[
+            f"share of inputs beyond +-5 on the last check: {names}: there tanh and sigmoid are "
+            f"flat (derivative below 0.01), so almost no gradient passes them; {ratio}"
+        ],
+    )
+
+
+def vanishing(learning: Learning, report: Report) -> Symptom | None:
+    first, last = learning.first_grad, learning.last_grad
+    ratio = _stalled(learning, report)
+    if first is None or last is None or last.norm <= 0 or ratio is None:
+        return None
+    fraction = first.norm / last.norm
+    if fraction >= VANISHED:
+        return None
+    orders = math.log10(1 / fraction) if fraction > 0 else math.inf
+    return Symptom(
+        id="vanishing-gradients",
+        confidence=_by_length(0.85 if orders >= 5 else 0.65, len(_curve(learning, report))),
+        evidence=[
+            f"on the last checked step the first layer, {first.module}, got a gradient norm of "
+            f"{num(first.norm)}, the last, {last.module}, {num(last.norm)}: "
+            f"{'none' if fraction == 0 else num(orders) + ' orders of magnitude less'} reaches "
+            f"the input side, whose layers barely learn; {ratio}"
+        ],
+    )
+
+
+def _stalled(learning: Learning, report: Report) -> str | None:
+    """How the loss shows the run did not learn: it stayed within 10% of its start, or ended
+    at or above the chance level; None for a run that learns."""
+    ratio = _loss_ratio(learning, report)
+    if ratio is None or ratio >= 0.9:
+        return None if ratio is None else f"the loss stayed at {ratio:.0%} of its start"
+    classes = next((x.classes for x in learning.losses if x.classes and x.classes >= 2), None)
+    curve = _curve(learning, report)
+    tail = curve[-max(5, len(curve) // 4) :]
+    end = sum(tail) / len(tail)
+    if classes is not None and end >= 0.9 * math.log(classes):
+        return (
+            f"the loss ended at {num(end)}, not below the chance level "
+            f"ln({classes}) = {num(math.log(classes))}"
+        )
+    return None
+
+
+ACTIVITY: list[Detector] = [dying_relus, saturated]
 
 
 STRUCTURAL: list[Detector] = [

@@ -110,6 +110,7 @@ class LossWatch:
             return
         entry = self._entry("cross_entropy")
         entry.input_shape = shape
+        entry.target_shape = shape  # probabilities as targets have the input's shape
         entry.classes = shape[1]
         made_by = _producer(_input(log_softmax))
         entry.producer = entry.producer or made_by

@@ -20,11 +20,12 @@ from torch.nn.modules import module as module_hooks
 from torch.optim import optimizer as optim_hooks
 
 from diagnose.capture.patching import ErrorLog, Patcher
+from diagnose.learning.activations import ActivationWatch
 from diagnose.learning.clearing import ClearingWatch
 from diagnose.learning.coverage import Coverage, WeightMotion, held_ids
 from diagnose.learning.losses import LossWatch
 from diagnose.learning.modules import ModuleWatch
-from diagnose.report import Learning
+from diagnose.report import ActivationNote, GradNote, Learning
 
 TRACKED_PASSES = 3  # backward passes the module hooks stay on for
 _SAMPLE_EVERY = 16
@@ -51,6 +52,7 @@ class LearningWatch:
         self._coverage = Coverage()
         self._motion = WeightMotion()
         self._losses = LossWatch()
+        self._activations = ActivationWatch()
         self._mode_checked = 0
         self._eval = 0
         self._eval_modules: list[str] = []
@@ -131,6 +133,8 @@ class LearningWatch:
             self._modules.end_pass()
             if not self._tracking:
                 self._module_hooks(on=False)
+        if self._activations.armed:
+            self._activations.disarm(list(self._modules.roots))
         loss = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors or ()), None)
         self._losses.before_backward(loss)
         self._clearing.before_backward(optimizers)
@@ -147,6 +151,7 @@ class LearningWatch:
             self._coverage.check(list(self._optimizers), self._modules)
         if not self._motion.started:
             self._motion.start([p for g in optimizer.param_groups for p in g["params"]])
+        self._activations.read_gradients(list(self._modules.roots))
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._steps += 1
@@ -154,6 +159,8 @@ class LearningWatch:
             self._say_early(f"step {self._steps}")
         if self._steps <= TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
             self._motion.measure()
+        if self._steps == TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
+            self._activations.arm()  # for the next step's forward
 
     def _check_mode(self, optimizers: list[Any]) -> None:
         if self._backward > TRACKED_PASSES and self._backward % _SAMPLE_EVERY:
@@ -228,5 +235,15 @@ class LearningWatch:
             input_min=scale.low if scale else None,
             input_max=scale.high if scale else None,
             weight_change=self._motion.change,
+            activations=[
+                ActivationNote(name=a.name, kind=a.kind, share=a.share, checks=a.checks)
+                for a in list(self._activations.stats.values())[:20]
+            ],
+            first_grad=_grad_note(self._activations.first_grad),
+            last_grad=_grad_note(self._activations.last_grad),
             loss_series=list(self._series),
         )
+
+
+def _grad_note(found: tuple[str, float] | None) -> GradNote | None:
+    return None if found is None else GradNote(module=found[0], norm=found[1])

@@ -11,7 +11,7 @@ import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
-from diagnose.patches.source import NoPatch, format_number, number
+from diagnose.patches.source import NoPatch, code_of, format_number, number
 
 HUGE = 1e6
 INIT_KEYWORDS = ("std", "gain", "a", "b", "scale", "mean")
@@ -33,10 +33,7 @@ def fix_initialization(ctx: PatchContext) -> Patched:
         elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             found.append((value, f"{node.targets[0].target.value} = {format_number(literal)}"))
     if not found:
-        raise NoPatch(
-            "no init scale of 1e6 or more in the script: check the init code "
-            "against the example (std ~ 1/sqrt(fan_in))"
-        )
+        return _dead_bias(ctx)
     if len(found) > 1:
         raise NoPatch(
             "several huge constants ("
@@ -48,4 +45,33 @@ def fix_initialization(ctx: PatchContext) -> Patched:
     edit.replace(value, "1.0")
     return Patched(
         edit.result(), f"{what} -> 1.0: weights of that scale overflow the first forward pass"
+    )
+
+
+def _dead_bias(ctx: PatchContext) -> Patched:
+    """A bias initialised to a negative constant (``constant_(m.bias, -4.0)``,
+    ``m.bias.fill_(-4.0)``) keeps every ReLU after it at 0: it goes back to 0."""
+    found = []
+    for call in ctx.script.calls("constant_", "fill_"):
+        method = isinstance(call.func, cst.Attribute) and call.func.attr.value == "fill_"
+        if method:
+            owner, value = call.func.value, call.args[0].value if call.args else None
+        else:
+            owner = call.args[0].value if call.args else None
+            value = call.args[1].value if len(call.args) > 1 else None
+        literal = None if value is None else number(value)
+        if owner is not None and "bias" in code_of(owner) and literal is not None and literal <= -1:
+            found.append((value, literal))
+    if len(found) != 1:
+        raise NoPatch(
+            "no init scale of 1e6 or more and no negative constant bias in the script: check "
+            "the init code against the example (std ~ 1/sqrt(fan_in), zero biases)"
+        )
+    value, literal = found[0]
+    edit = ctx.edit()
+    edit.replace(value, "0.0")
+    return Patched(
+        edit.result(),
+        f"bias init {format_number(literal)} -> 0.0: a negative bias keeps the ReLUs after it "
+        "at 0, where they pass no gradient",
     )

@@ -139,3 +139,28 @@ def test_a_bad_step_is_stopped_inside_the_optimizer_closure_before_its_update(tm
     assert tracer.event is not None and tracer.event.phase in ("loss", "backward")
     assert all(bool(torch.isfinite(p).all()) for p in module.parameters())
     assert tracer.syncs <= len(tracer.history) + 1  # one a step, and the event's own step
+
+
+class PlainListRegressor(Regressor):
+    """Its hidden layers sit in a plain list: configure_optimizers never hands them over."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = [nn.Linear(8, 8) for _ in range(2)]
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        for layer in self.hidden:
+            x = torch.tanh(layer(x))
+        return nn.functional.mse_loss(self.net(x), y)
+
+
+def test_a_fit_that_cannot_learn_is_reported_silent(tmp_path):
+    callback = DiagnoseCallback(report_path=tmp_path / "report.json")
+    fit(callback, PlainListRegressor())
+    report = callback.report
+    assert report.status == "silent"
+    # training_step is not forward: the list's layers run as models of their own, whose
+    # parameters get gradients that no optimizer holds
+    assert [s.id for s in report.symptoms][:1] == ["parameters-not-in-optimizer"]
+    assert report.learning.optimizer_steps == 4

@@ -85,3 +85,45 @@ def test_a_nan_weight_stops_training_and_the_report_is_still_written(tmp_path):
     assert saved["config"]["transformers"]["logging_nan_inf_filter"] is True
     assert len(torch.nn.modules.module._global_forward_hooks) == hooks_before
     assert "transformers" in sys.modules
+
+
+class PlainListRegressor(torch.nn.Module):
+    """Its hidden layers sit in a plain list: the Trainer's optimizer never holds them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = torch.nn.Linear(4, 16)
+        self.hidden = [torch.nn.Linear(16, 16) for _ in range(2)]
+        self.out = torch.nn.Linear(16, 1)
+
+    def forward(self, x, labels=None):
+        h = torch.relu(self.inp(x))
+        for layer in self.hidden:
+            h = torch.relu(layer(h))
+        pred = self.out(h).squeeze(-1)
+        return {"loss": torch.nn.functional.mse_loss(pred, labels), "logits": pred}
+
+
+@pytest.mark.slow
+def test_a_trainer_run_that_cannot_learn_is_reported_silent(tmp_path):
+    torch.manual_seed(0)
+    rows = [{"x": torch.randn(4), "labels": torch.randn(())} for _ in range(16)]
+    callback = DiagnoseCallback(report_path=tmp_path / "report.json")
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "out"),
+        use_cpu=True,
+        report_to=[],
+        max_steps=4,
+        per_device_train_batch_size=4,
+        save_strategy="no",
+        dataloader_num_workers=0,
+    )
+    model = PlainListRegressor()
+    transformers.Trainer(model=model, args=args, train_dataset=rows, callbacks=[callback]).train()
+    report = callback.report
+    assert report.status == "silent"
+    assert [s.id for s in report.symptoms][:1] == ["unregistered-submodules"]
+    assert [n.container for n in report.learning.unregistered][:1] == [
+        "PlainListRegressor.hidden (a list)"
+    ]
+    assert json.loads((tmp_path / "report.json").read_text())["status"] == "silent"

@@ -17,6 +17,7 @@ import yaml
 from diagnose.patches import PATCHERS, make_patch
 from tests.conftest import EXAMPLES
 from tests.patches.helpers import report_for
+from tests.patches.test_learning_gallery import LEARNING
 
 # script -> (code on the event's line, or None when the patch does not need it; phase)
 EVENTS = {
@@ -68,7 +69,7 @@ def test_every_buggy_gallery_script_with_a_patched_fix_is_covered():
         for name, entry in EXPECTED.items()
         if not entry.get("healthy") and entry["expected_fix"] in PATCHERS
     }
-    assert patched == set(EVENTS) | set(DECLINED)
+    assert patched == set(EVENTS) | set(DECLINED) | set(LEARNING)  # silent: test_learning_gallery
 
 
 @pytest.mark.parametrize("name", sorted(DECLINED))

@@ -27,6 +27,9 @@ RELATED: dict[str, tuple[str, ...]] = {
     "lr-too-low": ("learning-rate", "optimizer"),
     "loss-at-chance": ("labels", "cross-entropy"),
     "unnormalized-inputs": ("normalization", "initialization"),
+    "dying-relus": ("relu", "initialization", "learning-rate"),
+    "saturated-activations": ("activation", "initialization"),
+    "vanishing-gradients": ("vanishing-gradients", "activation"),
 }
 
 
