@@ -83,9 +83,12 @@ def make_patch(
 
 
 def _file_change(patched) -> PatchResult:
+    from diagnose.errors import UsageError
+    from diagnose.userwrite import read_user_file
+
     try:
-        before = Path(patched.file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        before = read_user_file(patched.file).data.decode("utf-8")
+    except (UsageError, UnicodeDecodeError) as exc:
         return PatchResult(None, f"cannot read {patched.file}: {exc}")
     if before == patched.file_source:
         return PatchResult(None, patched.note)

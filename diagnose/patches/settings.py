@@ -17,9 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from diagnose.capture.origins import argv_places, file_places
+from diagnose.errors import UsageError
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.source import NoPatch, format_number
 from diagnose.trainconfig import Origin
+from diagnose.userwrite import read_user_file
 
 ELSEWHERE = ("argv", "config-file")
 
@@ -51,9 +53,9 @@ def change_setting(ctx: PatchContext, origin: Origin, new: float, what: str) -> 
     if origin.kind == "script":
         text = ctx.script.source
     else:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+        try:  # a regular file only (a report may name a FIFO), bounded in size
+            text = read_user_file(path).data.decode("utf-8")
+        except (UsageError, UnicodeDecodeError) as exc:
             raise NoPatch(f"{what} comes from {origin.file}, which cannot be read: {exc}") from None
     changed = _changed_line(text, origin, literal)
     note = (
