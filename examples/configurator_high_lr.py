@@ -17,7 +17,7 @@ learning_rate = 1e-2
 max_iters = 60
 # the config file first, then the command line's --key=value overrides
 sys.argv[1:1] = [os.path.join(HERE, "configs", "configurator_sgd.py")]
-exec(open(os.path.join(HERE, "configs", "configurator.py")).read())
+exec(open(os.path.join(HERE, "configs", "configurator.py")).read())  # noqa: SIM115
 
 
 
