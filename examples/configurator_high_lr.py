@@ -20,7 +20,6 @@ sys.argv[1:1] = [os.path.join(HERE, "configs", "configurator_sgd.py")]
 exec(open(os.path.join(HERE, "configs", "configurator.py")).read())  # noqa: SIM115
 
 
-
 class Regressor(nn.Module):
     def __init__(self, d_in: int, d_hidden: int) -> None:
         super().__init__()
