@@ -280,6 +280,12 @@ class Fix(_Model):
     evidence: list[str] = Field(default_factory=list)
     patch_note: str | None = Field(None, description="Why no patch, or how to apply it.")
     verify_note: str | None = Field(None, description="What the verification re-run saw.")
+    patch_file: str | None = Field(
+        None, description="The config file `patch` is a diff of (absent: the script)."
+    )
+    patch_argv: list[str] | None = Field(
+        None, description="The script's arguments to run with instead (a setting given in argv)."
+    )
 
 
 class MatchRef(_Model):

@@ -187,6 +187,26 @@ class TrainingCalls(Declared):
     zero_grad: list[CallSite] = Field(default_factory=list)
 
 
+class Origin(Declared):
+    """Where the run's value of one setting came from (``diagnose.capture.origins``)."""
+
+    kind: str = Field(
+        description='"argv" (a command-line token), "config-file" (a file the run read) '
+        'or "script" (a literal in the script).'
+    )
+    value: Value | None = None
+    key: str | None = Field(None, description="The key that spells it, e.g. learning_rate.")
+    token: str | None = Field(None, description="argv: the token that holds the value.")
+    index: int | None = Field(None, description="argv: that token's index in script.argv.")
+    file: str | None = None
+    line: int | None = None
+    text: str | None = Field(None, description="The value as the file spells it.")
+    sha256: str | None = Field(None, description="The file's hash as the run read it.")
+    candidates: int | None = Field(
+        None, description="How many places of this kind spell the value (>1: ambiguous)."
+    )
+
+
 class Config(Declared):
     """Training config captured from the run (and a ``--config`` file), key by key below;
     unknown keys are kept as given."""
@@ -247,6 +267,10 @@ class Config(Declared):
     )
     sources: dict[str, str] | None = Field(
         None, description='key -> where its value came from ("transformers", "config-file").'
+    )
+    origins: dict[str, Origin] | None = Field(
+        None,
+        description='setting ("lr", "grad_clip.max", "eps") -> where the run\'s value came from.',
     )
     capture_errors: list[str] | None = None
     training_calls: TrainingCalls | None = Field(

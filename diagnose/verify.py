@@ -7,8 +7,10 @@ as an lr divided by ten does, fails within that. A run that stays clean marks th
 ``verified: true``; a run that still blows up (or raises) marks it ``false``; a run still going
 at the timeout is not judged. Verified fixes then rank first.
 
-The copy runs from the user's working directory, with the script's own folder on ``PYTHONPATH``
-so that sibling modules still import.
+A fix changes the script, the command line (a setting given as a flag) or a config file the
+run read; the changed files are written into mirrors of the working directory or the script's
+folder (``verify_tree``), so that the run reads them by the paths it reads the originals by,
+with the script's own folder on ``PYTHONPATH`` so that sibling modules still import.
 """
 
 from __future__ import annotations
@@ -20,8 +22,13 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from diagnose.report import Fix, Report
+from diagnose.verify_tree import place
+
+if TYPE_CHECKING:
+    from diagnose.patches import PatchResult
 
 DEFAULT_MARGIN = 10
 HORIZON = 10  # times the steps that led to the event
@@ -50,10 +57,10 @@ def verify_fixes(
     max_steps = steps_to_run(report, margin_steps)
     for fix in report.fixes[:top]:
         result = make_patch(fix.id, script, report)
-        if result.new_source is None:
+        if not result.runnable:
             _note(fix, f"not verified: {result.note or 'no patch to run'}")
             continue
-        outcome = run_patched(script, result.new_source, report.script.argv, max_steps, timeout)
+        outcome = run_change(script, result, report.script.argv, max_steps, timeout)
         fix.verified = outcome.verified
         _note(fix, outcome.note)
     report.fixes = rank_verified(report.fixes)
@@ -85,9 +92,41 @@ def run_patched(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Outcome:
     """Run ``source`` as ``script`` (same name, same argv) under diagnose in a subprocess."""
+    from diagnose.patches import PatchResult
+
+    return run_change(script, PatchResult(None, None, source), argv, max_steps, timeout)
+
+
+def run_change(
+    script: Path,
+    change: PatchResult,
+    argv: list[str],
+    max_steps: int | None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Outcome:
+    """Run the script with one change (its new text, the argv to run instead, or a config
+    file's new text) under diagnose in a subprocess; the user's files are never written.
+
+    The changed script and config file are written into mirrors of the working directory or
+    the script's folder (``verify_tree``), so that the run reads the changed copies by the
+    paths it reads the originals by.
+    """
     with tempfile.TemporaryDirectory(prefix="diagnose-verify-") as tmp:
-        copy = Path(tmp) / script.name
-        copy.write_text(source, encoding="utf-8")
+        argv = list(change.argv if change.argv is not None else argv)
+        source = change.new_source
+        if source is None:
+            source = script.read_text(encoding="utf-8")
+        file = None
+        if change.file is not None and change.file_source is not None:
+            file = (Path(change.file), change.file_source)
+        placed = place(Path(tmp), script, source, argv, file)
+        if placed is None:
+            return Outcome(
+                None,
+                "not verified: the changed files cannot be put where the run reads them "
+                "(outside the working directory and the script's folder, and not named in argv)",
+            )
+        copy, argv, cwd = placed.script, placed.argv, placed.cwd
         report_path = Path(tmp) / "report.json"
         command = [
             sys.executable,
@@ -110,6 +149,7 @@ def run_patched(
                 timeout=timeout,
                 env=_env(script),
                 stdin=subprocess.DEVNULL,
+                cwd=cwd,
             )
         except subprocess.TimeoutExpired:
             return Outcome(

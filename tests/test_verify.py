@@ -112,3 +112,33 @@ def test_the_patched_copy_still_imports_sibling_modules(tmp_path):
     report.fixes = [_fix("enable-grad-clipping", 0.9)]
     report = verify_fixes(report, top=1)
     assert report.fixes[0].verified is True, report.fixes[0].verify_note
+
+
+def test_a_changed_config_file_is_read_by_its_relative_path(tmp_path, monkeypatch):
+    from diagnose.patches import PatchResult
+    from diagnose.verify import run_change
+
+    (tmp_path / "conf").mkdir()
+    config = tmp_path / "conf" / "run.py"
+    config.write_text("bad = True\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "exec(open('conf/run.py').read())\nif bad:\n    raise RuntimeError('still bad')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    change = PatchResult("diff", "note", file=str(config), file_source="bad = False\n")
+    outcome = run_change(script, change, [], None, timeout=120)
+    assert outcome.verified is True, outcome.note
+    assert config.read_text() == "bad = True\n"  # the user's file is untouched
+
+
+def test_a_changed_command_line_is_what_the_run_gets(tmp_path):
+    from diagnose.patches import PatchResult
+    from diagnose.verify import run_change
+
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nif sys.argv[1:] != ['--ok=1']:\n    raise SystemExit(3)\n")
+    outcome = run_change(script, PatchResult(None, "note", argv=["--ok=1"]), ["--ok=0"], None, 120)
+    assert outcome.verified is True, outcome.note
+    outcome = run_change(script, PatchResult(None, "note", argv=["--ok=0"]), ["--ok=1"], None, 120)
+    assert outcome.verified is False

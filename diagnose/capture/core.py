@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from diagnose.capture.args import ArgparseWatcher
+from diagnose.capture.files import FileReadWatcher
 from diagnose.capture.frameworks import LightningWatcher, TransformersWatcher
+from diagnose.capture.origins import find_origins
 from diagnose.capture.patching import ErrorLog, Patcher
 from diagnose.capture.post_import import PostImportHooks
 from diagnose.capture.precision import (
@@ -58,6 +61,8 @@ class ConfigCapture:
         self.losses: Any = None
         self.calls: Any = None
         self._models: WeakOrderedSet[Any] = WeakOrderedSet()
+        self.files = FileReadWatcher()
+        self._argv: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------------
     def install(self) -> ConfigCapture:
@@ -67,6 +72,8 @@ class ConfigCapture:
         self._installed = True
         self._patcher = Patcher(self.errors)
         self._hooks = PostImportHooks(self.errors)
+        self._argv = [a for a in sys.argv if isinstance(a, str)]  # the script's, set by the runner
+        self._guard("files", self.files.install)
         self._guard("argparse", lambda: self.args.install(self._patcher))
         self._guard("torch", self._install_torch)
         self._guard("transformers", lambda: self.transformers.install(self._patcher, self._hooks))
@@ -78,6 +85,7 @@ class ConfigCapture:
         if not self._installed:
             return
         self._installed = False
+        self.files.uninstall()
         if self.optimizers is not None:
             self._guard("optimizer hook", self.optimizers.uninstall)
         if self.calls is not None:
@@ -191,8 +199,15 @@ class ConfigCapture:
         self._guard("snapshot precision", lambda: self._precision(config, modules))
         self._guard("snapshot frameworks", lambda: _framework_defaults(config, sources))
         config["sources"] = sources
+        self._guard("snapshot origins", lambda: self._origins(config))
         config["capture_errors"] = self.errors.as_list()
         return config
+
+    def _origins(self, config: dict[str, Any]) -> None:
+        script = Path(self._argv[0]).resolve() if self._argv else None
+        found = find_origins(config, self._argv[1:], script, self.files.paths())
+        if found:
+            config["origins"] = found
 
     def _precision(self, config: dict[str, Any], modules: Iterable[Any] | None) -> None:
         params: dict[int, Any] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,12 +62,21 @@ def main(args: argparse.Namespace) -> int:
         report_dir=Path(os.path.abspath(args.report)).parent,
         force=args.force,
     )
+    if applied.command is not None:
+        print(_command(report.script.path, applied.command))
+        return ExitStatus.CLEAN
     if args.dry_run:
         # Raw into a pipe (it feeds `patch`); inert on a terminal, like every other output.
         sys.stdout.write(applied.diff if not sys.stdout.isatty() else safe(applied.diff))
         return ExitStatus.CLEAN
     print(_summary(args.fix_id, applied))
     return ExitStatus.CLEAN
+
+
+def _command(script: str, argv: list[str]) -> str:
+    """The setting lives in the command line: nothing is written, the command to run is shown
+    (quoted for a shell, and inert on a terminal)."""
+    return one_line(f"nothing written: run instead: python {shlex.join([script, *argv])}")
 
 
 def _summary(fix_id: str, applied: Applied) -> str:

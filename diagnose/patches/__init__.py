@@ -32,11 +32,24 @@ for _module in pkgutil.iter_modules(__path__):
 class PatchResult:
     """``diff``: a unified diff against the script (None when there is nothing to apply);
     ``note``: why there is no patch, or what the patch does / how to apply it instead;
-    ``new_source``: the patched script's text (None without a diff)."""
+    ``new_source``: the patched script's text (None without a diff).
+
+    A setting that lives outside the script is changed there instead: ``argv`` is the command
+    line to run instead (nothing to write), or ``file`` is the config file the run read and
+    ``file_source`` its new text (``diff`` is then against that file). One change at most.
+    """
 
     diff: str | None
     note: str | None
     new_source: str | None = None
+    argv: list[str] | None = None
+    file: str | None = None
+    file_source: str | None = None
+
+    @property
+    def runnable(self) -> bool:
+        """Whether there is a change to run (a script, a command line or a config file)."""
+        return self.new_source is not None or self.argv is not None or self.file is not None
 
 
 def make_patch(
@@ -59,14 +72,36 @@ def make_patch(
     try:
         ctx = PatchContext(Script(str(path), source), report, path)
         patched = patcher(ctx)
-        if patched.source is None or patched.source == source:
-            return PatchResult(None, patched.note)
-        check_patch(str(path), source, patched.source, ctx.edits)
+        changes_script = patched.argv is None and patched.file is None
+        if changes_script and patched.source is not None and patched.source != source:
+            check_patch(str(path), source, patched.source, ctx.edits)
     except NoPatch as exc:
         return PatchResult(None, f"no automatic patch: {exc}")
+    if patched.argv is not None:
+        return PatchResult(None, patched.note, argv=patched.argv)
+    if patched.file is not None and patched.file_source is not None:
+        return _file_change(patched)
+    if patched.source is None or patched.source == source:
+        return PatchResult(None, patched.note)
     return PatchResult(
         unified_diff(source, patched.source, path.name), patched.note, patched.source
     )
+
+
+def _file_change(patched) -> PatchResult:
+    from diagnose.errors import UsageError
+    from diagnose.userwrite import read_user_file
+
+    try:
+        before = read_user_file(patched.file).data.decode("utf-8")
+    except (UsageError, UnicodeDecodeError) as exc:
+        return PatchResult(None, f"cannot read {patched.file}: {exc}")
+    if before == patched.file_source:
+        return PatchResult(None, patched.note)
+    from diagnose.patches.settings import shown_path
+
+    diff = unified_diff(before, patched.file_source, shown_path(Path(patched.file)))
+    return PatchResult(diff, patched.note, file=patched.file, file_source=patched.file_source)
 
 
 def attach_patches(report: Report, script_path: str | Path) -> Report:
@@ -75,6 +110,10 @@ def attach_patches(report: Report, script_path: str | Path) -> Report:
         result = make_patch(fix.id, script_path, report)
         fix.patch = result.diff
         fix.patch_note = result.note
+        if result.file is not None:
+            fix.patch_file = result.file
+        if result.argv is not None:
+            fix.patch_argv = result.argv
     return report
 
 

@@ -15,13 +15,19 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from diagnose.errors import UsageError
+from diagnose.patches.config_target import locate_config
 from diagnose.patches.endings import decode_source, restore_endings
+from diagnose.patches.source import unified_diff
 from diagnose.patches.target import locate_script
 from diagnose.report import Report
 from diagnose.safetext import one_line
-from diagnose.userwrite import create_new_file, replace_user_file
+from diagnose.userwrite import UserFile, create_new_file, replace_user_file
+
+if TYPE_CHECKING:
+    from diagnose.patches import PatchResult
 
 BACKUP_SUFFIX = ".diagnose-bak"
 MAX_BACKUPS = 1000
@@ -36,6 +42,7 @@ class Applied:
     path: Path
     backup: Path | None
     diff: str
+    command: list[str] | None = None  # a setting given in argv: the arguments to run with
 
 
 def apply(
@@ -80,21 +87,49 @@ def apply_with_backup(
     except UnicodeDecodeError as exc:
         raise UsageError(f"{one_line(target.named)}: not UTF-8 text (byte {exc.start})") from None
     result = make_patch(fix_id, original.path, report, source=text)
+    if result.argv is not None:
+        return Applied(target.named, original.path, None, "", command=result.argv)
+    if result.file is not None:
+        return _apply_to_config(report, result, original.path.parent, backup, dry_run)
     if result.new_source is None:
         raise UsageError(f"{one_line(fix_id)}: no patch to apply ({one_line(result.note)})")
     if dry_run:
         return Applied(target.named, original.path, None, result.diff or "")
     data = restore_endings(original.data.decode("utf-8"), result.new_source).encode("utf-8")
-    saved = None
-    if backup:
-        saved = create_new_file(
-            original.path.parent,
-            _backup_names(original.path.name),
-            original.data,
-            stat.S_IMODE(original.stat.st_mode) & 0o777,
-        )
+    saved = _backup(original) if backup else None
     replace_user_file(original, data)
     return Applied(target.named, original.path, saved, result.diff or "")
+
+
+def _apply_to_config(
+    report: Report, result: PatchResult, script_folder: Path, backup: bool, dry_run: bool
+) -> Applied:
+    """Write a setting's change into the config file it came from (``config_target``)."""
+    from diagnose.patches.settings import shown_path
+
+    assert result.file is not None and result.file_source is not None
+    checked = locate_config(report, result.file, script_folder)
+    try:
+        text = decode_source(checked.data)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{one_line(result.file)}: not UTF-8 text (byte {exc.start})") from None
+    if unified_diff(text, result.file_source, shown_path(checked.path)) != result.diff:
+        raise UsageError(f"{one_line(result.file)}: changed while the patch was being made")
+    if dry_run:
+        return Applied(Path(result.file), checked.path, None, result.diff or "")
+    data = restore_endings(checked.data.decode("utf-8"), result.file_source).encode("utf-8")
+    saved = _backup(checked) if backup else None
+    replace_user_file(checked, data)
+    return Applied(Path(result.file), checked.path, saved, result.diff or "")
+
+
+def _backup(original: UserFile) -> Path:
+    return create_new_file(
+        original.path.parent,
+        _backup_names(original.path.name),
+        original.data,
+        stat.S_IMODE(original.stat.st_mode) & 0o777,
+    )
 
 
 def _backup_names(name: str) -> Iterator[str]:

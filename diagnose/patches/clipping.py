@@ -11,6 +11,7 @@ import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
+from diagnose.patches.settings import change_setting, origin_of
 from diagnose.patches.source import NoPatch, code_of, dotted
 
 MAX_NORM = "1.0"
@@ -19,6 +20,11 @@ CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
 
 @patcher("enable-grad-clipping")
 def enable_grad_clipping(ctx: PatchContext) -> Patched:
+    """Turn on the clipping the run switched off where it did (a flag, a config file, a
+    framework argument: a limit of 0); else insert a clip after each backward()."""
+    origin = origin_of(ctx, "grad_clip.max")
+    if origin is not None and isinstance(origin.value, (int, float)) and origin.value <= 0:
+        return change_setting(ctx, origin, float(MAX_NORM), "the clipping limit")
     script = ctx.script
     existing = script.calls(*CLIP_NAMES)
     if existing:

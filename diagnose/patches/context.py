@@ -19,10 +19,15 @@ DEFAULT_EPS = "1e-6"
 
 @dataclass
 class Patched:
-    """A patch kind's answer: the new source and, optionally, a note on how to read it."""
+    """A patch kind's answer: the new source and, optionally, a note on how to read it;
+    or, for a setting that lives elsewhere, the command line to run instead (``argv``) or
+    another file's new text (``file``, ``file_source``)."""
 
     source: str | None
     note: str | None = None
+    argv: list[str] | None = None
+    file: str | None = None
+    file_source: str | None = None
 
 
 @dataclass

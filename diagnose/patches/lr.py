@@ -1,8 +1,9 @@
-"""lower-learning-rate: divide the lr by 10 where it is set.
+"""lower-learning-rate: lower the lr where the run got it (``patches.lr_size`` sizes it).
 
-The lr can be a literal in the optimizer call, a module-level constant, an argparse default, or
-a value given on the command line; for the last there is no code to edit, so the note says which
-flag to change instead.
+The lr can come from a command-line token or a config file the run read (``config.origins``):
+the fix is then the command to run instead or a diff of that file. Otherwise it is a literal
+in the optimizer call, a module-level constant, an argparse default, or a literal elsewhere in
+the script that spells the run's value (``TrainingArguments(learning_rate=...)``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import libcst as cst
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.lr_size import lowered_lr
 from diagnose.patches.registry import patcher
+from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
 from diagnose.patches.source import NoPatch, dotted, format_number, number, with_keyword
+from diagnose.trainconfig import Origin
 
 # torch's default lr per optimizer (used when the call does not pass one).
 DEFAULT_LR = {
@@ -32,6 +35,30 @@ DEFAULT_LR = {
 
 @patcher("lower-learning-rate")
 def lower_learning_rate(ctx: PatchContext) -> Patched:
+    """Where the run's lr came from when the capture found it outside the script (a flag, a
+    config file); else the optimizer call's lr in the script; else a literal that spells it."""
+    origin = origin_of(ctx, "lr")
+    if origin is not None and origin.kind in ELSEWHERE:
+        return _at_origin(ctx, origin)
+    try:
+        patched = _in_script(ctx)
+    except NoPatch:
+        if origin is None:
+            raise
+        return _at_origin(ctx, origin)
+    if patched.source is None and origin is not None:
+        return _at_origin(ctx, origin)
+    return patched
+
+
+def _at_origin(ctx: PatchContext, origin: Origin) -> Patched:
+    current = float(origin.value) if isinstance(origin.value, (int, float)) else None
+    if current is None:
+        raise NoPatch("the lr's origin holds no number")
+    return change_setting(ctx, origin, lowered_lr(ctx.report, current), "lr")
+
+
+def _in_script(ctx: PatchContext) -> Patched:
     script = ctx.script
     calls = script.optimizer_calls()
     if not calls:

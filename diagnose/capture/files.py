@@ -1,0 +1,67 @@
+"""The text files the run read: where a setting's value may have been written.
+
+A setting can come from a file the script opened itself (a YAML/JSON/TOML config, a Python
+configurator run with ``exec(open(...).read())``, a file a config library loads). Every such
+open goes through Python's ``open`` audit event, so one audit hook sees them all, whatever
+library reads them, without wrapping any function. An audit hook cannot be removed, so the
+hook stays installed for the process and only records while the capture is installed.
+
+Only small text files outside Python's own installation are kept (libraries' own files are
+not where a user writes a setting), at most ``MAX_FILES`` of them, first read first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+MAX_FILES = 64
+SUFFIXES = frozenset({".py", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"})
+
+
+class FileReadWatcher:
+    """Records the resolved paths of the config-like files opened for reading."""
+
+    def __init__(self) -> None:
+        self._active = False
+        self._hooked = False
+        self._paths: dict[str, None] = {}
+        self._skip = tuple(_installation_roots())
+
+    def install(self) -> None:
+        self._active = True
+        if not self._hooked:
+            sys.addaudithook(self._audit)
+            self._hooked = True
+
+    def uninstall(self) -> None:
+        self._active = False
+
+    def _audit(self, event: str, args: tuple) -> None:
+        if event != "open" or not self._active or len(self._paths) >= MAX_FILES:
+            return
+        path, mode = args[0], args[1] if len(args) > 1 else "r"
+        if not isinstance(path, str) or (isinstance(mode, str) and set(mode) & set("wax+")):
+            return
+        if os.path.splitext(path)[1].lower() not in SUFFIXES:
+            return
+        full = os.path.abspath(path)
+        if not full.startswith(self._skip):
+            self._paths.setdefault(full, None)
+
+    def paths(self) -> list[Path]:
+        """The files read, first read first (the script and diagnose's own files left out)."""
+        own = str(Path(__file__).resolve().parent.parent)
+        return [Path(p) for p in self._paths if not p.startswith(own + os.sep)]
+
+
+def _installation_roots() -> list[str]:
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            roots.add(sysconfig.get_path(key))
+        except KeyError:
+            continue
+    return [os.path.join(os.path.abspath(r), "") for r in roots if r]

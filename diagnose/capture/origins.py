@@ -1,0 +1,175 @@
+"""Where each setting's value came from: the argv token, or the file and line that spell it.
+
+A fix changes a setting (the lr, the clipping limit, an eps); the change belongs where the run
+got the value. That place is found from the value itself, never from knowing a script or a
+library: the run's value is looked for
+
+1. in the command line, as a token ``--key=value``, ``--key value``, ``key=value`` (Hydra,
+   OmegaConf and ``exec``'d configurators) or ``+key=value``, whose last dotted key names the
+   setting (``--trainer.learning_rate=500`` names ``learning_rate``);
+2. in the files the run read (``capture.files``) and in the script, as ``key: value``,
+   ``key = value``, ``"key": value`` or a call's ``key=value``.
+
+A token wins over a file (a command line overrides a config file in every library that reads
+both); a config file wins over the script. Several places of the best kind that spell the
+value make the origin ambiguous: the first is kept and ``candidates`` says how many there were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+# setting -> the key names (the last dotted part, lower case, '-' read as '_') that spell it
+KEYS = {
+    "lr": re.compile(r"^(?:\w*_)?(?:lr|learning_rate)$"),
+    "grad_clip.max": re.compile(
+        r"^(?:\w*_)?(?:max_grad_norm|grad_clip|clip_grad(?:_norm|_val|_value)?|"
+        r"gradient_clip_val|clip_norm|max_norm|clip)$"
+    ),
+    "eps": re.compile(r"^(?:\w*_)?(?:eps|epsilon)$"),
+}
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_ASSIGNMENT = re.compile(
+    rf"""(?<![\w.=!<>])["']?([A-Za-z_][\w.-]*)["']?\s*(?<![=!<>])[:=](?!=)\s*({_NUMBER})(?![\w.])"""
+)
+MAX_LINES = 20_000
+MAX_BYTES = 1 << 20  # a config file; a bigger file is data, not settings
+
+
+def setting_values(config: dict[str, Any]) -> dict[str, float]:
+    """The run's value of each setting a fix may change (the ones the capture knows)."""
+    values: dict[str, Any] = {"lr": config.get("lr")}
+    clip = config.get("grad_clip") or config.get("grad_clip_inactive") or {}
+    hf = config.get("transformers") or {}
+    pl = config.get("lightning") or {}
+    for candidate in (clip.get("max"), hf.get("max_grad_norm"), pl.get("gradient_clip_val")):
+        if _number(candidate) is not None:
+            values["grad_clip.max"] = candidate
+            break
+    groups = config.get("param_groups") or []
+    if groups and isinstance(groups[0], dict):
+        values["eps"] = groups[0].get("eps")
+    return {k: float(v) for k, v in values.items() if _number(v) is not None}
+
+
+def find_origins(
+    config: dict[str, Any], argv: list[str], script: Path | None, files: Iterable[Path]
+) -> dict[str, dict[str, Any]]:
+    """setting -> its origin (see the module docstring), for every setting found somewhere."""
+    texts = _texts([*files, *([script] if script else [])])
+    found: dict[str, dict[str, Any]] = {}
+    for setting, value in setting_values(config).items():
+        origin = origin_of(setting, value, argv, script, texts)
+        if origin is not None:
+            found[setting] = origin
+    return found
+
+
+def origin_of(
+    setting: str,
+    value: float,
+    argv: list[str],
+    script: Path | None,
+    texts: dict[Path, str],
+) -> dict[str, Any] | None:
+    keys = KEYS[setting]
+    tokens = [t for t in argv_places(argv) if keys.match(t["key"]) and _same(t["number"], value)]
+    if tokens:
+        best = dict(tokens[-1])  # the last one given wins
+        del best["number"]
+        return {**best, "value": value, "candidates": len(tokens)}
+    places = []
+    for path, text in texts.items():
+        for place in file_places(text):
+            if keys.match(place["key"]) and _same(place["number"], value):
+                kind = "script" if script is not None and path == script else "config-file"
+                places.append((kind == "script", path, place))
+    if not places:
+        return None
+    places.sort(key=lambda p: p[0])  # config files first
+    best_kind = places[0][0]
+    _, path, place = places[0]
+    same_kind = sum(1 for p in places if p[0] == best_kind)
+    return {
+        "kind": "script" if best_kind else "config-file",
+        "file": str(path),
+        "line": place["line"],
+        "key": place["key"],
+        "text": place["text"],
+        "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
+        "value": value,
+        "candidates": same_kind,
+    }
+
+
+def argv_places(argv: list[str]) -> list[dict[str, Any]]:
+    """Every token that sets a number under a key: its index, the token, its key and number."""
+    out = []
+    for index, token in enumerate(argv):
+        key, sep, raw = token.partition("=")
+        if sep and key.lstrip("-+"):
+            number, at = _number(raw), index
+        elif token.startswith("--") and index + 1 < len(argv):
+            raw, number, at = argv[index + 1], _number(argv[index + 1]), index + 1
+        else:
+            continue
+        if number is None:
+            continue
+        name = key.lstrip("-+").split(".")[-1].replace("-", "_").lower()
+        out.append({"kind": "argv", "index": at, "token": argv[at], "key": name, "number": number})
+    return out
+
+
+def file_places(text: str) -> list[dict[str, Any]]:
+    """Every ``key: number`` / ``key = number`` / ``key=number`` in a text, with its line."""
+    out = []
+    for line_no, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
+        code = line.split("#", 1)[0] if not line.lstrip().startswith('"') else line
+        for match in _ASSIGNMENT.finditer(code):
+            number = _number(match.group(2))
+            if number is None:
+                continue
+            name = match.group(1).split(".")[-1].replace("-", "_").lower()
+            out.append(
+                {
+                    "line": line_no,
+                    "key": name,
+                    "number": number,
+                    "text": match.group(2),
+                    "col": match.start(2),
+                }
+            )
+    return out
+
+
+def _texts(paths: Iterable[Path]) -> dict[Path, str]:
+    texts: dict[Path, str] = {}
+    for path in paths:
+        try:
+            real = path.resolve()
+            if real in texts or real.stat().st_size > MAX_BYTES:
+                continue
+            texts[real] = real.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+    return texts
+
+
+def _number(raw: Any) -> float | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float)):
+        return float(raw) if math.isfinite(raw) else None
+    if not isinstance(raw, str) or not re.fullmatch(_NUMBER, raw.strip()):
+        return None
+    number = float(raw)
+    return number if math.isfinite(number) else None
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=0.0) or (a == b == 0.0)

@@ -1,0 +1,106 @@
+"""A setting changed where the run got it: the argv token, the config file's line, the script's.
+
+``diagnose.capture.origins`` recorded where each setting's value came from
+(``report.config.origins``); ``change_setting`` gives the same value a new one there:
+
+- ``argv``: the command line with that one token rewritten (``--lr=1e3`` -> ``--lr=1e2``; for
+  ``--lr 1e3`` the value token) — a command to run instead, nothing to write;
+- ``config-file``: that file's text with the number on that line rewritten;
+- ``script``: the script's text with the number on that line rewritten.
+
+The number is rewritten only where the origin's key spells it on its line, so a stale or
+crafted origin that does not match the text makes no change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from diagnose.capture.origins import argv_places, file_places
+from diagnose.errors import UsageError
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.source import NoPatch, format_number
+from diagnose.trainconfig import Origin
+from diagnose.userwrite import read_user_file
+
+ELSEWHERE = ("argv", "config-file")
+
+
+def origin_of(ctx: PatchContext, setting: str) -> Origin | None:
+    """Where the run's value of ``setting`` came from, when the capture found it."""
+    return (ctx.report.config.origins or {}).get(setting)
+
+
+def change_setting(ctx: PatchContext, origin: Origin, new: float, what: str) -> Patched:
+    """``what`` (e.g. "lr") set to ``new`` where ``origin`` says its value came from."""
+    literal = format_number(new)
+    ambiguous = (
+        f" ({origin.candidates} places spell this value; this is the one that wins)"
+        if (origin.candidates or 1) > 1
+        else ""
+    )
+    if origin.kind == "argv":
+        argv = _changed_argv(list(ctx.report.script.argv), origin, literal)
+        return Patched(
+            None,
+            f"{what} {_shown(origin.value)} comes from the command-line token "
+            f"{origin.token!r}: run with {argv[origin.index or 0]!r} instead{ambiguous}",
+            argv=argv,
+        )
+    if origin.kind not in ("config-file", "script") or not origin.file or not origin.line:
+        raise NoPatch(f"{what} comes from {origin.kind}, which cannot be changed here")
+    path = Path(origin.file)
+    if origin.kind == "script":
+        text = ctx.script.source
+    else:
+        try:  # a regular file only (a report may name a FIFO), bounded in size
+            text = read_user_file(path).data.decode("utf-8")
+        except (UsageError, UnicodeDecodeError) as exc:
+            raise NoPatch(f"{what} comes from {origin.file}, which cannot be read: {exc}") from None
+    changed = _changed_line(text, origin, literal)
+    note = (
+        f"{what} {_shown(origin.value)} comes from {shown_path(path)}:{origin.line} "
+        f"({origin.key}): set it to {literal}{ambiguous}"
+    )
+    if origin.kind == "script":
+        return Patched(changed, note)
+    return Patched(None, note, file=str(path), file_source=changed)
+
+
+def _changed_argv(argv: list[str], origin: Origin, literal: str) -> list[str]:
+    index = origin.index
+    places = {p["index"]: p for p in argv_places(argv)}
+    if index is None or index not in places or argv[index] != origin.token:
+        raise NoPatch(f"the command line no longer holds {origin.token!r}")
+    token = argv[index]
+    key, sep, _ = token.partition("=")
+    argv[index] = f"{key}={literal}" if sep else literal
+    return argv
+
+
+def _changed_line(text: str, origin: Origin, literal: str) -> str:
+    lines = text.splitlines(keepends=True)
+    line_no = origin.line or 0
+    if not 0 < line_no <= len(lines):
+        raise NoPatch(f"{origin.file} has no line {line_no}")
+    line = lines[line_no - 1]
+    for place in file_places(line):
+        if place["key"] == origin.key and place["text"] == origin.text:
+            start = place["col"]
+            lines[line_no - 1] = line[:start] + literal + line[start + len(place["text"]) :]
+            return "".join(lines)
+    raise NoPatch(f"{origin.file}:{line_no} no longer sets {origin.key} to {origin.text}")
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies under it (as a user types it)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError):
+        return str(path)
+
+
+def _shown(value: object) -> str:
+    from diagnose.formatting import num
+
+    return num(value) if isinstance(value, (int, float)) else str(value)

@@ -1,0 +1,97 @@
+"""Where a setting's value came from: found from the value, in argv, the files read, the script."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from diagnose.capture.files import FileReadWatcher
+from diagnose.capture.origins import find_origins
+
+
+def _origins(config: dict, argv: list[str], tmp_path: Path, files: dict[str, str] | None = None):
+    script = tmp_path / "train.py"
+    if not script.exists():
+        script.write_text("import torch\n", encoding="utf-8")
+    paths = []
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        paths.append(tmp_path / name)
+    return find_origins(config, argv, script.resolve(), paths)
+
+
+def test_a_dotted_override_token_is_the_origin_of_the_value_it_spells(tmp_path):
+    found = _origins({"lr": 500.0}, ["--trainer.learning_rate=500", "--n=3"], tmp_path)
+    assert found["lr"]["kind"] == "argv"
+    assert found["lr"]["token"] == "--trainer.learning_rate=500"
+    assert found["lr"]["index"] == 0 and found["lr"]["key"] == "learning_rate"
+
+
+def test_a_flag_and_its_separate_value_point_at_the_value_token(tmp_path):
+    found = _origins({"lr": 2.0}, ["--steps", "2", "--lr", "2.0"], tmp_path)
+    assert found["lr"]["index"] == 3 and found["lr"]["token"] == "2.0"
+
+
+def test_a_hydra_style_override_without_dashes_is_found(tmp_path):
+    found = _origins({"lr": 1000.0}, ["optimizer.lr=1e3", "+trainer.max_epochs=1"], tmp_path)
+    assert found["lr"]["token"] == "optimizer.lr=1e3"
+
+
+def test_a_value_that_only_another_setting_spells_is_not_taken(tmp_path):
+    assert _origins({"lr": 3.0}, ["--epochs=3", "--seed", "3"], tmp_path) == {}
+
+
+def test_a_nested_yaml_key_gives_the_file_and_line(tmp_path):
+    text = "trainer:\n  max_epochs: 3\nmodel:\n  lr: 1000\n"
+    found = _origins({"lr": 1000.0}, ["--config", "cfg.yaml"], tmp_path, {"cfg.yaml": text})
+    origin = found["lr"]
+    assert (origin["kind"], Path(origin["file"]).name, origin["line"]) == (
+        "config-file",
+        "cfg.yaml",
+        4,
+    )
+    assert origin["text"] == "1000" and len(origin["sha256"]) == 64
+
+
+def test_json_settings_and_a_disabled_clipping_limit_are_found(tmp_path):
+    text = json.dumps({"learning_rate": 2000.0, "max_grad_norm": 0.0}, indent=1)
+    config = {"lr": 2000.0, "transformers": {"max_grad_norm": 0.0}}
+    found = _origins(config, [], tmp_path, {"args.json": text})
+    assert found["lr"]["line"] == 2 and found["grad_clip.max"]["line"] == 3
+    assert found["grad_clip.max"]["value"] == 0.0
+
+
+def test_a_literal_call_argument_in_the_script_is_the_origin_when_nothing_else_spells_it(
+    tmp_path,
+):
+    (tmp_path / "train.py").write_text(
+        "from transformers import TrainingArguments\n"
+        "if lr == 2000.0:\n"
+        "    pass\n"
+        'args = TrainingArguments(output_dir="o", learning_rate=2000.0)\n',
+        encoding="utf-8",
+    )
+    found = _origins({"lr": 2000.0}, [], tmp_path)
+    assert (found["lr"]["kind"], found["lr"]["line"]) == ("script", 4)
+
+
+def test_the_command_line_wins_over_a_file_and_a_file_over_the_script(tmp_path):
+    (tmp_path / "train.py").write_text("learning_rate = 0.5\n", encoding="utf-8")
+    files = {"override.py": "learning_rate = 0.5\n"}
+    assert _origins({"lr": 0.5}, ["override.py"], tmp_path, files)["lr"]["kind"] == "config-file"
+    argv = ["override.py", "--learning_rate=0.5"]
+    assert _origins({"lr": 0.5}, argv, tmp_path, files)["lr"]["kind"] == "argv"
+
+
+def test_the_file_watcher_records_config_files_read_only_while_installed(tmp_path):
+    first, second, data = tmp_path / "a.yaml", tmp_path / "b.toml", tmp_path / "w.yaml"
+    for path in (first, second):
+        path.write_text("lr: 1\n", encoding="utf-8")
+    watcher = FileReadWatcher()
+    watcher.install()
+    first.read_text()
+    with open(data, "w") as out:  # written, not read: not a config the run read
+        out.write("x: 1\n")
+    watcher.uninstall()
+    second.read_text()
+    assert watcher.paths() == [first]
