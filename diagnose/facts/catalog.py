@@ -60,7 +60,7 @@ FACTS: dict[str, str] = {
     "optimizer": 'optimizer class name, e.g. "AdamW"',
     "optimizer.key": 'the optimizer class name in lower case, e.g. "adamw"',
     "optimizer.adam_family": "the optimizer divides by sqrt(second moment) + eps (Adam, RMSprop, ...)",
-    "lr": "learning rate (config, else first param group, else last step's)",
+    "lr": "learning rate the user set (config, else first param group, else first step's)",
     "lr.typical": "usual lr for that optimizer (rules/_heuristics.yaml: defaults and heuristics)",
     "lr.typical_source": "where lr.typical comes from (a torch default, or a labelled heuristic)",
     "lr_vs_typical": "lr / lr.typical",

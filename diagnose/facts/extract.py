@@ -343,13 +343,14 @@ def _config_facts(report: Report, facts: Facts) -> None:
 
 
 def _lr(report: Report) -> float | None:
-    """The config's lr, else the first param group's, else the last step's."""
+    """The lr the user set: the config's, else the first param group's, else the first step's
+    (not a scheduled value near the event: a warmup or decay would hide what was chosen)."""
     lr = num(report.config.lr)
     groups = report.config.param_groups or []
     if lr is None:
         lr = next((num(g.lr) for g in groups if num(g.lr) is not None), None)
     if lr is None:
-        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+        lr = next((num(r.lr) for r in report.history if num(r.lr) is not None), None)
     return lr
 
 
