@@ -101,10 +101,12 @@ def suggest(report: Report, current: float) -> Suggestion:
 
 
 def user_lr(report: Report) -> float | None:
-    """The lr the user set: the config's, else the framework's setting, else step 0's lr."""
+    """The lr the user set: the optimizer's lr when it was built (a schedule changes the
+    config's lr afterwards), else the config's, else the framework's, else step 0's."""
     config = report.config
-    if isinstance(config.lr, int | float) and config.lr > 0:
-        return float(config.lr)
+    for value in (config.lr_initial, config.lr):
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
     hf = config.transformers or {}
     if isinstance(hf.get("learning_rate"), int | float) and hf["learning_rate"] > 0:
         return float(hf["learning_rate"])
