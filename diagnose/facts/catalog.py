@@ -74,6 +74,8 @@ FACTS: dict[str, str] = {
     "lr.usual_source": "where lr.usual comes from",
     "lr_vs_usual": "the lr the user set / lr.usual",
     "grad_clip.enabled": "gradient clipping was seen in the run",
+    "grad_scaler.configured": "a framework was set to scale the loss (TrainingArguments "
+    "fp16=True, Lightning precision 16-mixed)",
     "grad_clip.configured": "a framework was set to clip (TrainingArguments.max_grad_norm, "
     "Lightning gradient_clip_val > 0)",
     "grad_clip.kind": '"norm" or "value"',

@@ -368,6 +368,14 @@ def _scheduler_name(config: Config) -> str | None:
     return str(extra.get("name") or scheduler.name or "yes")
 
 
+def _framework_scaler(config: Config) -> bool:
+    """A framework was set to scale the loss: TrainingArguments(fp16=True) and Lightning's
+    "16-mixed" precision build a GradScaler of their own."""
+    hf = config.transformers or {}
+    pl = config.lightning or {}
+    return hf.get("fp16") is True or str(pl.get("precision")) in ("16-mixed", "16")
+
+
 def _framework_clip(config: Config) -> bool:
     """A framework was set to clip: TrainingArguments.max_grad_norm, Trainer gradient_clip_val."""
     settings = (
@@ -385,6 +393,7 @@ def _clip_facts(config: Config, facts: Facts) -> None:
         facts["grad_clip.kind"] = clip.kind
         facts["grad_clip.max"] = num(clip.max)
     facts["grad_scaler"] = config.grad_scaler
+    facts["grad_scaler.configured"] = _framework_scaler(config)
     # the capture records it with the clipping; a config file may give it on its own
     after = clip.clip_after_unscale if clip is not None else None
     after = config.clip_after_unscale if after is None else after
