@@ -459,8 +459,9 @@ def _add_matches(report: Report, options: RunOptions) -> Report:
 
 def _verify(report: Report, options: RunOptions) -> Report:
     from diagnose.verify import verify_fixes
+    from diagnose.verify_progress import terminal_progress
 
-    return verify_fixes(report, top=options.verify_top)
+    return verify_fixes(report, top=options.verify_top, progress=terminal_progress())
 
 
 def _version() -> str | None:

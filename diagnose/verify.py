@@ -20,11 +20,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from diagnose.report import Fix, Report
+from diagnose.verify_progress import OnProgress, Progress
 from diagnose.verify_tree import place
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ class Outcome:
 
     verified: bool | None
     note: str
+    data: dict[str, Any] | None = field(default=None, repr=False)
+    """The patched run's report (JSON data), when it wrote one."""
 
 
 def verify_fixes(
@@ -49,22 +52,62 @@ def verify_fixes(
     margin_steps: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     script_path: str | Path | None = None,
+    progress: OnProgress | None = None,
 ) -> Report:
-    """Try the top ``top`` fixes that have a patch; set ``verified`` and re-rank the fixes."""
-    from diagnose.patches import make_patch
+    """Try the top ``top`` fixes that have a patch; set ``verified`` and re-rank the fixes.
+
+    The lower-learning-rate fix is searched over a ladder of values (``verify_lr``); the
+    others get one patched run each. ``progress`` hears of each run as it starts and ends.
+    """
+    from diagnose.verify_lr import search_lr, searchable
 
     script = Path(script_path or report.script.path)
     max_steps = steps_to_run(report, margin_steps)
     for fix in report.fixes[:top]:
-        result = make_patch(fix.id, script, report)
-        if not result.runnable:
-            _note(fix, f"not verified: {result.note or 'no patch to run'}")
-            continue
-        outcome = run_change(script, result, report.script.argv, max_steps, timeout)
-        fix.verified = outcome.verified
-        _note(fix, outcome.note)
+        if searchable(fix, report):
+            search_lr(fix, script, report, max_steps, timeout, progress)
+        else:
+            _verify_one(fix, script, report, max_steps, timeout, progress)
     report.fixes = rank_verified(report.fixes)
     return report
+
+
+def _verify_one(
+    fix: Fix,
+    script: Path,
+    report: Report,
+    max_steps: int | None,
+    timeout: float,
+    progress: OnProgress | None,
+) -> None:
+    """One patched run of ``fix``'s patch."""
+    from diagnose.patches import make_patch
+
+    result = make_patch(fix.id, script, report)
+    if not result.runnable:
+        _note(fix, f"not verified: {result.note or 'no patch to run'}")
+        return
+    if progress is not None:
+        progress(Progress(fix.id))
+    outcome = run_change(script, result, report.script.argv, max_steps, timeout)
+    if progress is not None:
+        progress(Progress(fix.id, steps=steps_reached(outcome.data), verdict=outcome.note))
+    fix.verified = outcome.verified
+    _note(fix, outcome.note)
+
+
+def steps_reached(data: dict[str, Any] | None) -> int | None:
+    """Optimizer steps a patched run completed, from its report."""
+    if not isinstance(data, dict):
+        return None
+    note = data.get("history_note")
+    if isinstance(note, dict) and isinstance(note.get("steps"), int):
+        return note["steps"]
+    history = data.get("history")
+    if isinstance(history, list) and history and isinstance(history[-1], dict):
+        last = history[-1].get("step")
+        return last + 1 if isinstance(last, int) else None
+    return None
 
 
 def steps_to_run(report: Report, margin_steps: int | None = None) -> int | None:
@@ -159,7 +202,9 @@ def run_change(
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             return Outcome(None, f"patched run could not be checked: {last}")
         data = json.loads(report_path.read_text(encoding="utf-8"))
-    return _judge(data, max_steps)
+    outcome = _judge(data, max_steps)
+    outcome.data = data
+    return outcome
 
 
 def _judge(data: dict, max_steps: int | None) -> Outcome:

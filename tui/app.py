@@ -19,7 +19,8 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from diagnose.errors import UsageError
 from diagnose.render import RENDERERS, Renderer
 from diagnose.report import Fix, Report
-from tui.messages import Applied, Verified
+from diagnose.verify_progress import OnProgress
+from tui.messages import Applied, Verified, VerifyProgress
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.frame_details import FrameDetailsScreen
 from tui.screens.keys import KeysScreen
@@ -53,7 +54,8 @@ FOCUS = {
     "config": ConfigView,
 }
 
-Verifier = Callable[[Report, str], Fix]
+Verifier = Callable[[Report, str, OnProgress], Fix]
+"""Re-runs one fix of the report, telling each re-run's progress; returns the fix as verified."""
 """Re-runs the report's script with one fix applied; returns that fix with its verdict."""
 Patcher = Callable[[Report, str], object]
 """Writes one fix's patch into the report's script; returns what to say about it (or None)."""
@@ -262,7 +264,8 @@ class DiagnoseApp(App[int]):
         """Re-runs the patched script: seconds to minutes, so never on the UI thread."""
         try:
             verifier = self._verifier or _default_verifier(self.report_path)
-            self.post_message(Verified(fix_id, fix=verifier(self.report, fix_id)))
+            fix = verifier(self.report, fix_id, lambda u: self.post_message(VerifyProgress(u)))
+            self.post_message(Verified(fix_id, fix=fix))
         except ImportError as exc:
             self.post_message(Verified(fix_id, error=f"verification is not available: {exc}"))
         except UsageError as exc:  # the report's script is not one verify may run
@@ -271,6 +274,11 @@ class DiagnoseApp(App[int]):
             error = f"verification of {fix_id} failed: {type(exc).__name__}: {exc}"
             self.post_message(Verified(fix_id, error=error))
 
+    @on(VerifyProgress)
+    def _verify_progress(self, message: VerifyProgress) -> None:
+        """Show where the re-run is (the view draws it as plain text, never markup)."""
+        self.query_one(FixesView).progress_line = message.update.line
+
     @on(Verified)
     def _verified(self, message: Verified) -> None:
         """Record the verdict in the report, then end the view's 'verifying' state (it redraws)."""
@@ -278,6 +286,8 @@ class DiagnoseApp(App[int]):
         fix = next((f for f in self.report.fixes if f.id == fix_id), None)
         if fix is not None and outcome is not None:
             fix.verified, fix.verify_note = outcome.verified, outcome.verify_note
+            if outcome.patch is not None:  # an lr search verified a value of its own
+                fix.patch, fix.patch_note = outcome.patch, outcome.patch_note
         view = self.query_one(FixesView)
         view.verifying = view.verifying - {fix_id}
         if message.error is not None or outcome is None:
@@ -352,7 +362,7 @@ def _default_verifier(report_path: Path | None = None) -> Verifier:
 
     report_dir = Path(os.path.abspath(report_path)).parent if report_path else None
 
-    def verify(report: Report, fix_id: str) -> Fix:
+    def verify(report: Report, fix_id: str, progress: OnProgress) -> Fix:
         """Verify one fix: a copy of the report holding only that fix, so the user's list
         keeps its order and the other fixes are not re-run."""
         target = locate_script(report, report_dir=report_dir)
@@ -360,7 +370,8 @@ def _default_verifier(report_path: Path | None = None) -> Verifier:
         single.fixes = [f for f in single.fixes if f.id == fix_id]
         if not single.fixes:
             raise LookupError(f"the report has no fix {fix_id}")
-        return verify_fixes(single, top=1, script_path=target.file.path).fixes[0]
+        verified = verify_fixes(single, top=1, script_path=target.file.path, progress=progress)
+        return verified.fixes[0]
 
     return verify
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from diagnose.report import Fix
+from diagnose.verify_progress import Progress
 
 
 @dataclass
@@ -29,3 +30,10 @@ class Verified(Message):
     fix_id: str
     fix: Fix | None = None
     error: str | None = None
+
+
+@dataclass
+class VerifyProgress(Message):
+    """A verification moved on: a re-run started or ended (which fix, which candidate, steps)."""
+
+    update: Progress

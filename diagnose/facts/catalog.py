@@ -60,12 +60,24 @@ FACTS: dict[str, str] = {
     "optimizer": 'optimizer class name, e.g. "AdamW"',
     "optimizer.key": 'the optimizer class name in lower case, e.g. "adamw"',
     "optimizer.adam_family": "the optimizer divides by sqrt(second moment) + eps (Adam, RMSprop, ...)",
-    "lr": "learning rate (config, else first param group, else last step's)",
+    "lr": "learning rate the user set (config, else first param group, else first step's)",
     "lr.typical": "usual lr for that optimizer (rules/_heuristics.yaml: defaults and heuristics)",
     "lr.typical_source": "where lr.typical comes from (a torch default, or a labelled heuristic)",
     "lr_vs_typical": "lr / lr.typical",
     "lr_scheduler": "name of the lr scheduler, when one was seen",
+    "lr.varies": "the lr changed over the recorded steps (a scheduler or a hand-written one)",
+    "lr.warmup": "the lr rose over the first steps (seen in the history), or the framework "
+    "was set to warm up",
+    "lr.warmup_steps": "steps the lr kept rising from the start (None: no warmup seen)",
+    "lr.usual": "the usual lr for the run: the framework's or the script's default, else the "
+    "optimizer's",
+    "lr.usual_source": "where lr.usual comes from",
+    "lr_vs_usual": "the lr the user set / lr.usual",
     "grad_clip.enabled": "gradient clipping was seen in the run",
+    "grad_scaler.configured": "a framework was set to scale the loss (TrainingArguments "
+    "fp16=True, Lightning precision 16-mixed)",
+    "grad_clip.configured": "a framework was set to clip (TrainingArguments.max_grad_norm, "
+    "Lightning gradient_clip_val > 0)",
     "grad_clip.kind": '"norm" or "value"',
     "grad_clip.max": "the clipping threshold",
     "grad_scaler": "a torch.amp GradScaler is used",

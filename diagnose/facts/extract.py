@@ -28,6 +28,7 @@ from diagnose.facts.heuristics import (
     threshold,
     typical_lr,
 )
+from diagnose.facts.schedule import schedule_facts
 from diagnose.report import Config, Report
 
 Facts = dict[str, Any]
@@ -336,6 +337,7 @@ def _config_facts(report: Report, facts: Facts) -> None:
         if lr is not None and lr > 0:
             facts["lr_vs_typical"] = lr / typical
     facts["lr_scheduler"] = _scheduler_name(config)
+    schedule_facts(report, facts)
     _clip_facts(config, facts)
     facts["config.captured"] = bool(optimizer) or lr is not None
     if facts["optimizer.adam_family"]:
@@ -343,13 +345,16 @@ def _config_facts(report: Report, facts: Facts) -> None:
 
 
 def _lr(report: Report) -> float | None:
-    """The config's lr, else the first param group's, else the last step's."""
-    lr = num(report.config.lr)
+    """The lr the user set: the optimizer's when built, else the config's, else the first param
+    group's, else the first step's (not a scheduled value near the event: a warmup or a decay
+    would hide what was chosen)."""
+    lr = num(report.config.lr_initial)
+    lr = num(report.config.lr) if lr is None or lr <= 0 else lr
     groups = report.config.param_groups or []
     if lr is None:
         lr = next((num(g.lr) for g in groups if num(g.lr) is not None), None)
     if lr is None:
-        lr = next((num(r.lr) for r in reversed(report.history) if num(r.lr) is not None), None)
+        lr = next((num(r.lr) for r in report.history if num(r.lr) is not None), None)
     return lr
 
 
@@ -363,13 +368,32 @@ def _scheduler_name(config: Config) -> str | None:
     return str(extra.get("name") or scheduler.name or "yes")
 
 
+def _framework_scaler(config: Config) -> bool:
+    """A framework was set to scale the loss: TrainingArguments(fp16=True) and Lightning's
+    "16-mixed" precision build a GradScaler of their own."""
+    hf = config.transformers or {}
+    pl = config.lightning or {}
+    return hf.get("fp16") is True or str(pl.get("precision")) in ("16-mixed", "16")
+
+
+def _framework_clip(config: Config) -> bool:
+    """A framework was set to clip: TrainingArguments.max_grad_norm, Trainer gradient_clip_val."""
+    settings = (
+        (config.transformers or {}).get("max_grad_norm"),
+        (config.lightning or {}).get("gradient_clip_val"),
+    )
+    return any(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in settings)
+
+
 def _clip_facts(config: Config, facts: Facts) -> None:
     clip = config.grad_clip
-    facts["grad_clip.enabled"] = clip is not None
+    facts["grad_clip.enabled"] = clip is not None or bool(config.grad_clips)
+    facts["grad_clip.configured"] = _framework_clip(config)
     if clip is not None:
         facts["grad_clip.kind"] = clip.kind
         facts["grad_clip.max"] = num(clip.max)
     facts["grad_scaler"] = config.grad_scaler
+    facts["grad_scaler.configured"] = _framework_scaler(config)
     # the capture records it with the clipping; a config file may give it on its own
     after = clip.clip_after_unscale if clip is not None else None
     after = config.clip_after_unscale if after is None else after

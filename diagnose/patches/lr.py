@@ -11,10 +11,10 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.lr_size import lowered_lr
+from diagnose.patches.lr_size import lowered_lr, size_reason
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
-from diagnose.patches.source import NoPatch, dotted, format_number, number, with_keyword
+from diagnose.patches.source import NoPatch, Script, dotted, format_number, number, with_keyword
 from diagnose.trainconfig import Origin
 
 # torch's default lr per optimizer (used when the call does not pass one).
@@ -35,6 +35,15 @@ DEFAULT_LR = {
 
 @patcher("lower-learning-rate")
 def lower_learning_rate(ctx: PatchContext) -> Patched:
+    """The patch, with why the new value was chosen (``lr_size.suggest``) in its note."""
+    patched = _lower_learning_rate(ctx)
+    reason = size_reason(ctx.report)
+    if reason and patched.note:
+        patched.note = f"{patched.note}. Why this value: {reason}"
+    return patched
+
+
+def _lower_learning_rate(ctx: PatchContext) -> Patched:
     """Where the run's lr came from when the capture found it outside the script (a flag, a
     config file); else the optimizer call's lr in the script; else a literal that spells it."""
     origin = origin_of(ctx, "lr")
@@ -132,19 +141,29 @@ def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
     return Patched(edit.result(), f"the default of --{dest.replace('_', '-')}: {old:g} -> {new}")
 
 
+def argparse_default_number(script: Script, dest: str) -> float | None:
+    """The numeric ``default=`` of the script's ``add_argument`` for ``dest``."""
+    default = _argparse_default_in(script, dest)
+    return None if default is None else number(default.value)
+
+
 def _argparse_default(ctx: PatchContext, dest: str) -> cst.Arg | None:
-    for call in ctx.script.calls("add_argument"):
+    return _argparse_default_in(ctx.script, dest)
+
+
+def _argparse_default_in(script: Script, dest: str) -> cst.Arg | None:
+    for call in script.calls("add_argument"):
         options = [
             a.value.evaluated_value
             for a in call.args
             if a.keyword is None and isinstance(a.value, cst.SimpleString)
         ]
-        explicit = ctx.script.keyword(call, "dest")
+        explicit = script.keyword(call, "dest")
         names = {o.lstrip("-").replace("-", "_") for o in options if o.startswith("--")}
         if explicit is not None and isinstance(explicit.value, cst.SimpleString):
             names = {explicit.value.evaluated_value}
         if dest in names:
-            default = ctx.script.keyword(call, "default")
+            default = script.keyword(call, "default")
             if default is not None and number(default.value) is not None:
                 return default
     return None

@@ -3,16 +3,195 @@
 ``lowered_lr(report, current)`` is the lr the lower-learning-rate fix proposes for a run whose
 lr was ``current``, wherever that lr lives (a literal, a flag, a config file). Every patch and
 command-line change of the lr asks this function, so the size is decided once.
+
+The size follows the evidence. ``current`` is compared with the usual lr for the run: the
+framework's own default where the run used one (``TrainingArguments.learning_rate``, read
+from the installed transformers), the script's argparse default when the user overrode it on
+the command line, else the optimizer's usual lr (``rules/_heuristics.yaml``, torch's
+defaults). An lr orders of magnitude above the usual goes back to the usual: a tenfold cut of
+``5e9`` still diverges. Within reach of the usual, a tenfold cut, or a hundredfold one when
+the run diverged within its first few steps (a tenfold cut there only delays the blow-up).
+
+``--verify`` tries a ladder of values from that suggestion downward (``lr_ladder``); a
+candidate is applied with ``with candidate_lr(value):`` around the patch, so that every
+patcher asking ``lowered_lr`` writes that value without a copy of the patcher.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import dataclasses
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from diagnose.formatting import num
 from diagnose.report import Report
 
 FACTOR = 10.0
+FAST_FACTOR = 100.0
+FAST_STEPS = 10  # a divergence within this many optimizer steps is "fast"
+FAR_ABOVE = 100.0  # current / usual at or above this: orders of magnitude too high
+LADDER_RUNGS = 4
+
+_CANDIDATE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "diagnose_candidate_lr", default=None
+)
+
+
+@dataclass(frozen=True)
+class Usual:
+    """The lr a run would have had without the user's choice, and where that number comes from."""
+
+    lr: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The lr to suggest and the reason in plain words."""
+
+    lr: float
+    reason: str
 
 
 def lowered_lr(report: Report, current: float) -> float:
-    """The lr to suggest instead of ``current``."""
-    del report  # the evidence is not read yet: a plain tenfold cut
-    return current / FACTOR
+    """The lr to suggest instead of ``current`` (the candidate under ``candidate_lr``)."""
+    candidate = _CANDIDATE.get()
+    if candidate is not None:
+        return candidate
+    return suggest(report, current).lr
+
+
+@contextlib.contextmanager
+def candidate_lr(value: float) -> Iterator[None]:
+    """Make ``lowered_lr`` answer ``value`` inside the block (one rung of the verify ladder)."""
+    token = _CANDIDATE.set(value)
+    try:
+        yield
+    finally:
+        _CANDIDATE.reset(token)
+
+
+def lr_ladder(report: Report, current: float, rungs: int = LADDER_RUNGS) -> list[float]:
+    """Values to try, largest first: the suggestion, then tenfold steps down from it."""
+    top = suggest(report, current).lr
+    return [top / FACTOR**i for i in range(max(rungs, 1))]
+
+
+def suggest(report: Report, current: float) -> Suggestion:
+    """The suggested lr for ``current`` and why (see the module doc)."""
+    usual = usual_lr(report)
+    steps = _steps_to_event(report)
+    fast = steps is not None and steps <= FAST_STEPS
+    if usual is not None and current >= usual.lr * FAR_ABOVE:
+        return Suggestion(
+            usual.lr,
+            f"lr {num(current)} is {num(current / usual.lr)}x the usual {num(usual.lr)} "
+            f"({usual.source}); a tenfold cut would still be far too high, so go back to "
+            f"{num(usual.lr)}",
+        )
+    factor = FAST_FACTOR if fast else FACTOR
+    new = current / factor
+    why = f"diverged within {steps} steps" if fast else "a tenfold cut is the usual first step"
+    if usual is not None:
+        why += f"; the usual lr is {num(usual.lr)} ({usual.source})"
+    return Suggestion(new, f"lr {num(current)} / {num(factor)} = {num(new)}: {why}")
+
+
+def user_lr(report: Report) -> float | None:
+    """The lr the user set: the optimizer's lr when it was built (a schedule changes the
+    config's lr afterwards), else the config's, else the framework's, else step 0's."""
+    config = report.config
+    for value in (config.lr_initial, config.lr):
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    hf = config.transformers or {}
+    if isinstance(hf.get("learning_rate"), int | float) and hf["learning_rate"] > 0:
+        return float(hf["learning_rate"])
+    for row in report.history:
+        if isinstance(row.lr, int | float) and row.lr > 0:
+            return float(row.lr)
+    return None
+
+
+def usual_lr(report: Report) -> Usual | None:
+    """The usual lr for this run (framework default, overridden argparse default, optimizer)."""
+    config = report.config
+    if config.transformers:
+        default = transformers_default_lr()
+        if default is not None:
+            return Usual(default, "the default of transformers' TrainingArguments.learning_rate")
+    flag = _overridden_flag_default(report)
+    if flag is not None:
+        return flag
+    from diagnose.facts.heuristics import typical_lr
+
+    optimizer = config.optimizer
+    key = optimizer.rsplit(".", 1)[-1].lower() if optimizer else None
+    typical, source = typical_lr(key)
+    if typical is None:
+        return None
+    return Usual(typical, source or "heuristic")
+
+
+@functools.lru_cache(maxsize=1)
+def transformers_default_lr() -> float | None:
+    """``TrainingArguments.learning_rate``'s default in the installed transformers."""
+    try:
+        from transformers import TrainingArguments
+    except Exception:  # not installed, or broken: no framework default to go by
+        return None
+    for field in dataclasses.fields(TrainingArguments):
+        if field.name == "learning_rate" and isinstance(field.default, int | float):
+            return float(field.default)
+    return None
+
+
+def _overridden_flag_default(report: Report) -> Usual | None:
+    """The script's own argparse default of the lr flag, when the command line replaced it."""
+    config = report.config
+    given = config.args_given or {}
+    args = config.args or {}
+    lr = user_lr(report)
+    for dest, option in given.items():
+        value = args.get(dest)
+        if option == "positional" or ("lr" not in dest and "learning_rate" not in dest):
+            continue
+        if not isinstance(value, int | float) or (lr is not None and float(value) != lr):
+            continue
+        default = _script_flag_default(report.script.path, dest)
+        if default is not None and default > 0 and default != float(value):
+            return Usual(default, f"the script's default of {option}")
+    return None
+
+
+def _script_flag_default(path: str, dest: str) -> float | None:
+    """The numeric ``default=`` of the script's ``add_argument`` for ``dest``, if readable."""
+    from diagnose.patches.source import Script
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        script = Script(path, source)
+    except Exception:  # the script moved or does not parse: no default to go by
+        return None
+    from diagnose.patches.lr import argparse_default_number
+
+    return argparse_default_number(script, dest)
+
+
+def _steps_to_event(report: Report) -> int | None:
+    event = report.event
+    if event is None or event.step is None:
+        return None
+    return event.step + 1
+
+
+def size_reason(report: Report) -> str | None:
+    """Why the suggested value, for the fix's note (None under a verify candidate)."""
+    if _CANDIDATE.get() is not None:
+        return None
+    current = user_lr(report)
+    return None if current is None else suggest(report, current).reason

@@ -82,7 +82,9 @@ def test_flag_given_on_the_command_line_is_not_edited(tmp_path):
         config={"args": {"lr": 2.0}, "args_given": {"lr": "--lr"}, "lr": 2.0},
     )
     assert result.diff is None and result.new_source is None
-    assert result.note == "lr comes from the --lr flag: run with --lr 0.2 instead"
+    # 2.0 is 200x the script's own default: back to that default, not a tenfold cut
+    assert result.note.startswith("lr comes from the --lr flag: run with --lr 0.01 instead. ")
+    assert "200x the usual 0.01 (the script's default of --lr)" in result.note
 
 
 def test_default_lr_of_the_optimizer_gets_written(tmp_path):

@@ -144,7 +144,7 @@ async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_repo
     started, release = threading.Event(), threading.Event()
     calls = []
 
-    def verifier(report, fix_id):
+    def verifier(report, fix_id, progress):
         calls.append(fix_id)
         started.set()
         release.wait(10)
@@ -173,6 +173,30 @@ async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_repo
         assert "use-bf16: verified, the patched run is clean." in notifications(app)
 
 
+async def test_the_progress_line_shows_the_latest_update_as_plain_text(fp16_report):
+    from diagnose.verify_progress import Progress
+
+    told, release = threading.Event(), threading.Event()
+
+    def verifier(report, fix_id, progress):
+        progress(Progress(fix_id, "lr [b]0.01[/b]", 2, 4))
+        told.set()
+        release.wait(10)
+        return _rerun(report, fix_id, verified=True)
+
+    app = DiagnoseApp(fp16_report, verifier=verifier)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.press("4", "v")
+        assert told.wait(5)
+        await pilot.pause()
+        label = app.query_one("#verify-label").render().plain
+        assert "verify use-bf16: lr [b]0.01[/b] (2/4): running" in label
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.query_one(FixesView).progress_line == ""
+
+
 async def test_v_without_a_verifier_module_says_so(fp16_report):
     app = DiagnoseApp(fp16_report, verifier=_missing)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -183,7 +207,7 @@ async def test_v_without_a_verifier_module_says_so(fp16_report):
         assert fp16_report.fixes[0].verified is None
 
 
-def _missing(report, fix_id):
+def _missing(report, fix_id, progress):
     raise ImportError("No module named 'diagnose.verify'")
 
 
@@ -194,7 +218,7 @@ def _rerun(report, fix_id, verified, note=None):
 
 
 async def test_a_fix_that_could_not_be_re_run_is_not_called_failing(fp16_report):
-    def verifier(report, fix_id):
+    def verifier(report, fix_id, progress):
         return _rerun(report, fix_id, verified=None, note="not verified: no patch to run")
 
     app = DiagnoseApp(fp16_report, verifier=verifier)

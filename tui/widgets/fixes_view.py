@@ -36,6 +36,7 @@ class FixesView(Horizontal):
 
     selected: reactive[int] = reactive(0)
     verifying: reactive[frozenset[str]] = reactive(frozenset())
+    progress_line: reactive[str] = reactive("")
 
     @dataclass
     class Requested(Message):
@@ -67,12 +68,23 @@ class FixesView(Horizontal):
 
     def watch_verifying(self, verifying: frozenset[str]) -> None:
         self.query_one("#verify-progress").set_class(bool(verifying), "-running")
-        names = ", ".join(sorted(verifying))
-        self.query_one("#verify-label", Label).update(
-            Text.assemble("verifying ", literal(names), " (re-running the script) ")
-        )
+        if not verifying:
+            self.progress_line = ""
+        self._show_label()
         self._show_list()
         self._show_detail()
+
+    def watch_progress_line(self) -> None:
+        self._show_label()
+
+    def _show_label(self) -> None:
+        """The running verification: the latest progress update, else the fixes' names."""
+        if self.progress_line:
+            text = Text.assemble(literal(self.progress_line), " ")
+        else:
+            names = ", ".join(sorted(self.verifying))
+            text = Text.assemble("verifying ", literal(names), " (re-running the script) ")
+        self.query_one("#verify-label", Label).update(text)
 
     @on(OptionList.OptionHighlighted, "#fix-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

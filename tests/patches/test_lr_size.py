@@ -1,0 +1,100 @@
+"""The size of a lower-learning-rate fix follows the evidence: how far the lr is above the usual
+for the run, and how fast it diverged."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from transformers import TrainingArguments
+
+from diagnose.patches.lr_size import (
+    candidate_lr,
+    lowered_lr,
+    lr_ladder,
+    suggest,
+    user_lr,
+    usual_lr,
+)
+from diagnose.report import Report
+
+
+def _report(config: dict, step: int | None = 40, history: list | None = None, path="x.py"):
+    event = None if step is None else {"kind": "nonfinite", "message": "nan", "step": step}
+    return Report.model_validate(
+        {
+            "status": "nonfinite",
+            "script": {"path": str(path)},
+            "event": event,
+            "config": config,
+            "history": history or [],
+        }
+    )
+
+
+def test_an_lr_orders_of_magnitude_above_the_optimizer_default_goes_back_to_it():
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 5e9})
+    assert lowered_lr(report, 5e9) == pytest.approx(1e-3)
+    reason = suggest(report, 5e9).reason
+    assert "5.0e12x the usual 0.001" in reason and "torch.optim.Adam" in reason
+
+
+def test_an_lr_near_the_usual_gets_a_tenfold_cut():
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 3e-3}, step=400)
+    assert lowered_lr(report, 3e-3) == pytest.approx(3e-4)
+
+
+def test_a_divergence_in_the_first_steps_gets_a_hundredfold_cut():
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 3e-3}, step=3)
+    assert lowered_lr(report, 3e-3) == pytest.approx(3e-5)
+    assert "diverged within 4 steps" in suggest(report, 3e-3).reason
+
+
+def test_without_a_known_usual_lr_the_cut_is_still_tenfold():
+    report = _report({"optimizer": "mylib.Lion", "lr": 1.0}, step=None)
+    assert usual_lr(report) is None
+    assert lowered_lr(report, 1.0) == pytest.approx(0.1)
+
+
+def test_the_usual_of_a_transformers_run_is_the_installed_training_arguments_default():
+    default = next(
+        f.default for f in dataclasses.fields(TrainingArguments) if f.name == "learning_rate"
+    )
+    report = _report({"transformers": {"learning_rate": 50.0}, "optimizer": "torch.optim.AdamW"})
+    assert usual_lr(report).lr == default
+    assert lowered_lr(report, 50.0) == pytest.approx(default)
+
+
+def test_the_usual_of_an_overridden_flag_is_the_scripts_default(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--learning-rate', type=float, default=5e-4)\n"
+    )
+    config = {
+        "optimizer": "torch.optim.AdamW",
+        "lr": 500.0,
+        "args": {"learning_rate": 500.0},
+        "args_given": {"learning_rate": "--learning-rate"},
+    }
+    report = _report(config, step=2, path=script)
+    usual = usual_lr(report)
+    assert usual.lr == 5e-4 and "--learning-rate" in usual.source
+    assert lowered_lr(report, 500.0) == pytest.approx(5e-4)
+
+
+def test_the_users_lr_is_the_first_steps_not_the_scheduled_one_at_the_event():
+    history = [{"step": 0, "lr": 2.0}, {"step": 1, "lr": 1.0}, {"step": 2, "lr": 0.5}]
+    assert user_lr(_report({}, step=2, history=history)) == 2.0
+
+
+def test_the_ladder_starts_at_the_suggestion_and_steps_down():
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 3e-3}, step=400)
+    assert lr_ladder(report, 3e-3, rungs=3) == pytest.approx([3e-4, 3e-5, 3e-6])
+
+
+def test_a_candidate_replaces_the_suggestion_only_inside_its_block():
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 3e-3}, step=400)
+    with candidate_lr(1e-5):
+        assert lowered_lr(report, 3e-3) == 1e-5
+    assert lowered_lr(report, 3e-3) == pytest.approx(3e-4)
