@@ -468,6 +468,11 @@ class Report(_Model):
     learning: Learning | None = Field(
         None, description="What the run showed about whether it could learn (beyond inf/nan)."
     )
+    exit_code: int | None = Field(
+        None,
+        description="The status the script asked to exit with (sys.exit, SystemExit, exit()) "
+        "after the run; a clean run that exited 3 is clean and keeps 3 here.",
+    )
 
     @property
     def steps_recorded(self) -> int:
