@@ -48,7 +48,7 @@ from diagnose.options import check_tracing
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped
-from diagnose.tracer import explain, hooks, ops, replay
+from diagnose.tracer import backward_steps, explain, hooks, ops, replay
 from diagnose.tracer.beside import CapturedConfig
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
@@ -165,6 +165,7 @@ class Tracer:
         self._optimizers_created = 0  # while attached
         self._other_optimizer_stepped = False  # one besides the primary: they take turns
         self._opt_stepped = False
+        self._backward_steps = backward_steps.BackwardSteps()  # steps of a loop without optim
         self._scaler_active = False
         self._skips = 0  # GradScaler-skipped steps in a row
         self._faults: list[str] = []  # what the tracer could not record, for the report
@@ -404,8 +405,28 @@ class Tracer:
                 window.recs.append(rec)
         window.backward_seen = True
         window.release_inputs()
+        if self._stepless():
+            self._backward_steps.before(ts, self._names.roots)
         if self.check_at_backward:
             self._check()
+
+    def _stepless(self) -> bool:
+        """No torch optimizer in this run (none made while attached, none stepped): each
+        backward pass is a step, as the learning watch counts them too."""
+        return self._primary_opt is None and not self._optimizers_created
+
+    def after_backward(self) -> None:
+        """A backward pass ended. Without a torch optimizer it ends the step: the gradients
+        are checked now, with the rest of the window, before a hand-written update uses them."""
+        if not self._active or not self._stepless():
+            return
+        if self._on:
+            params = self._backward_steps.with_grads(self._names.roots)
+            if params:
+                self._norms("pgrad", "backward", params, [p.grad for p in params])
+            self._check()
+        self._backward_steps.ended = True
+        self._end_step(skipped=False)
 
     # -- mixed precision -----------------------------------------------------------------
 
@@ -469,7 +490,8 @@ class Tracer:
         if len(args) > at and callable(args[at]):
             checked = self._checked_closure(args[at], optimizer)
             return (*args[:at], checked, *args[at + 1 :]), kwargs
-        self._check_grads(optimizer)
+        if not self._backward_steps.ended:  # else its backward just checked these gradients
+            self._check_grads(optimizer)
         return None
 
     def _check_grads(self, optimizer: Any) -> None:
@@ -503,7 +525,12 @@ class Tracer:
         if id(optimizer) != self._primary_opt:
             self._other_optimizer_stepped = True
             return
-        self._end_step(skipped=False)
+        if self._backward_steps.ended:
+            # An optimizer made before the tracer attached: its first backward was taken
+            # for a step of a loop without one, and already ended this step.
+            self._backward_steps.ended = False
+        else:
+            self._end_step(skipped=False)
         if self._on and (
             not self._names.roots or self._optimizers_created > 1 or self._other_optimizer_stepped
         ):
