@@ -57,6 +57,7 @@ from diagnose.tracer.history import StepHistory
 from diagnose.tracer.investigate import Scene, investigate
 from diagnose.tracer.names import ModuleNames
 from diagnose.tracer.roots import RAISED, RootCalls
+from diagnose.tracer.sites import Sites
 from diagnose.tracer.stats import is_checked, local_tensor, shape_of
 from diagnose.tracer.window import (
     MAX_WINDOW,
@@ -166,6 +167,7 @@ class Tracer:
         self._other_optimizer_stepped = False  # one besides the primary: they take turns
         self._opt_stepped = False
         self._backward_steps = backward_steps.BackwardSteps()  # steps of a loop without optim
+        self._sites = Sites()  # the user's lines: root calls, optimizer steps and builds
         self._scaler_active = False
         self._skips = 0  # GradScaler-skipped steps in a row
         self._faults: list[str] = []  # what the tracer could not record, for the report
@@ -340,6 +342,7 @@ class Tracer:
         rec.rng, rec.autocast = window.root_rng, window.root_autocast
         rec.grad_enabled = torch.is_grad_enabled()
         if not self._replaying:
+            self._sites.root_called(rec.module)
             window.nograd_forward = not rec.grad_enabled
             if self._light and self.backward and rec.grad_enabled:
                 replay.keep_output_grads(rec, outputs)
@@ -457,11 +460,12 @@ class Tracer:
             entry = ("loss_scale", scale.dtype, scale.shape, window.slot(scale))
             window.recs.append(Rec("scale", "backward", self.step, None, [entry]))
 
-    def optimizer_created(self) -> None:
+    def optimizer_created(self, optimizer: Any) -> None:
         """Watch ops from the first optimizer's creation until a module runs: in a script with
         no ``nn.Module`` the loss of the very first step is then watched too (a module's
         first call ends the watch and drops what it saw, the preparation of its input)."""
         self._optimizers_created += 1
+        self._sites.optimizer_built(optimizer)
         if self._active and self._on and not self._names.roots:
             self._start_watch()
 
@@ -478,6 +482,7 @@ class Tracer:
         self._stop_watch()
         if not self._on:
             return None
+        self._sites.stepped(optimizer)
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
         self._figures.lr = lr if isinstance(lr, (int, float)) else None
         # A closure (LBFGS, Lightning's training step) makes the gradients inside step: each
@@ -626,6 +631,7 @@ class Tracer:
             backward=self.backward,
             frames=self.frames,
             ncalls=self._ncalls,
+            sites=self._sites,
         )
 
     @contextlib.contextmanager

@@ -39,7 +39,7 @@ class Sink(Protocol):
     def before_scaler_step(self) -> None: ...
     def after_scaler_step(self, scaler: Any) -> None: ...
     def scale_updated(self, scaler: Any) -> None: ...
-    def optimizer_created(self) -> None: ...
+    def optimizer_created(self, optimizer: Any) -> None: ...
 
 
 class ModuleHooks:
@@ -158,7 +158,7 @@ def _wrap_scaler_update(original: Any, sink: Sink) -> Any:
 def _wrap_optimizer_init(original: Any, sink: Sink) -> Any:
     def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
         original(optimizer, *args, **kwargs)
-        sink.optimizer_created()
+        sink.optimizer_created(optimizer)
 
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
     return __init__

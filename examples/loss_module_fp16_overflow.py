@@ -1,0 +1,23 @@
+"""A float16 regression whose `nn.MSELoss` module overflows: errors of a few hundred square
+to more than 65504, float16's largest value, inside the loss module.
+
+Root cause: the loss is computed in float16; the squared errors overflow to inf in MSELoss.
+Fix: compute the loss in float32 (`criterion(pred.float(), target.float())`).
+"""
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Linear(8, 1).half()
+criterion = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+x = torch.randn(64, 8).half()
+target = (torch.randn(64, 1) * 40).half()
+for step in range(30):
+    optimizer.zero_grad()
+    pred = model(x)
+    loss = criterion(pred, target * (1 + step))
+    loss.backward()
+    optimizer.step()
+print("final loss", loss.item())
