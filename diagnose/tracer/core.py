@@ -523,6 +523,7 @@ class Tracer:
     def on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if not self._active:
             return
+        self._sites.step_done(optimizer)
         # Weights and optimizer state are not reduced here: a weight the update made
         # non-finite makes its module's next output non-finite from finite input, and the
         # forward event then finds the weight; the last step's weights are checked when the

@@ -115,8 +115,24 @@ class _Investigation:
         )
         if named is not None:
             return replay.root_of(named, calls).module
+        for root in self.scene.names.roots if event.module else ():
+            if any(self.name(m) == event.module for m in root.modules()):
+                return root  # a module whose call ran in an earlier window (a GAN's G)
         roots = [r for r in calls.values() if r.parent < 0]
         return roots[-1].module if roots and rec.kind in ("grad", "pgrad") else None
+
+    def own_step(self, rec: Rec, param: Any) -> Any:
+        """The optimizer holding ``param``; where several take turns (a GAN's D and G), the
+        record's step becomes that optimizer's own count."""
+        sites = self.scene.sites
+        stepped = [*self.scene.optimizers, *sites.optimizers()]
+        holder = next(
+            (o for o in stepped if any(p is param for g in o.param_groups for p in g["params"])),
+            stepped[0] if stepped else None,
+        )
+        if holder is not None and len(sites.optimizers()) > 1:
+            rec.step = sites.steps(holder) + (1 if rec.kind == "call" else 0)
+        return holder
 
     def optimizer_for(self, event: Event) -> Any:
         """The optimizer whose update the event followed: the one holding its module's
@@ -176,8 +192,8 @@ class _Investigation:
         return Explained(explain.loss_event(root, finding), root, finding)
 
     def weight(self, rec: Rec, producer: Rec, weight: Any) -> Event:
-        optimizer = self.scene.optimizers[0] if self.scene.optimizers else None
         param = getattr(producer.module, weight.name, None)
+        optimizer = self.own_step(rec, param)
         states = []
         if optimizer is not None and param is not None:
             states = [
@@ -197,7 +213,7 @@ class _Investigation:
         owner = owners.get(id(target[0] if isinstance(target, tuple) else target))
         owner = owner or (None, None, None)
         found = self.backward_op(rec, recs, calls, owner[0]) if rec.kind == "pgrad" else None
-        optimizer = self.scene.optimizers[0] if self.scene.optimizers else None
+        optimizer = self.own_step(rec, target[0] if isinstance(target, tuple) else target)
         event = explain.param_event(rec, index, owner, optimizer, found, note)
         return Explained(event, None, found.finding if found else None)
 

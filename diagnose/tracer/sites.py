@@ -17,12 +17,14 @@ from diagnose.tracer.ops import Site, user_site
 
 
 class Sites:
-    """The latest user line of each root call and optimizer step, and each optimizer's build."""
+    """The latest user line of each root call and optimizer step, each optimizer's build, and
+    each optimizer's own count of steps."""
 
     def __init__(self) -> None:
         self._roots: weakref.WeakKeyDictionary[Any, Site] = weakref.WeakKeyDictionary()
         self._steps: weakref.WeakKeyDictionary[Any, Site] = weakref.WeakKeyDictionary()
         self._built: weakref.WeakKeyDictionary[Any, Site] = weakref.WeakKeyDictionary()
+        self._done: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
     def root_called(self, module: Any) -> None:
         _keep(self._roots, module, user_site())
@@ -41,6 +43,15 @@ class Sites:
 
     def built(self, optimizer: Any) -> Site | None:
         return _get(self._built, optimizer)
+
+    def step_done(self, optimizer: Any) -> None:
+        """One more step of ``optimizer``: optimizers that take turns count their own."""
+        with contextlib.suppress(TypeError):
+            self._done[optimizer] = self._done.get(optimizer, 0) + 1
+
+    def steps(self, optimizer: Any) -> int:
+        """The steps ``optimizer`` completed."""
+        return _get(self._done, optimizer) or 0
 
     def optimizers(self) -> list[Any]:
         """Every optimizer that stepped while watched."""

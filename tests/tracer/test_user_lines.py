@@ -60,3 +60,18 @@ def test_library_files_are_named_as_their_package_spells_them():
     functional = torch.nn.functional.__file__
     assert library_path(functional) == os.path.join("torch", "nn", "functional.py")
     assert library_path("/home/me/train.py") == "/home/me/train.py"
+
+
+def test_optimizers_taking_turns_count_their_own_steps_and_name_the_real_parameter():
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gan_generator_nan.py"
+    report = diagnose_script(script)
+    event = report.event
+    # The generator's 7th step (its step 6), after the discriminator's 7th: its own count.
+    assert (event.phase, event.step, event.module, event.module_type) == (
+        "backward",
+        6,
+        "fc",
+        "Linear",
+    )
+    assert "fc.weight" in event.message and "Generator" not in event.message
+    assert event.location.line == line_of(script, "fake = G(z)")
