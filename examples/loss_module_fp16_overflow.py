@@ -1,7 +1,8 @@
-"""A float16 regression whose `nn.MSELoss` module overflows: errors of a few hundred square
-to more than 65504, float16's largest value, inside the loss module.
+"""Root cause: the loss is computed in float16; the squared errors of an `nn.MSELoss` module
+pass 65504, float16's largest value, inside the loss module.
 
-Root cause: the loss is computed in float16; the squared errors overflow to inf in MSELoss.
+A float16 regression whose errors of a few hundred square to inf in MSELoss; the event is
+located at the user's `criterion(pred, target)` line, the torch line inside it kept beside.
 Fix: compute the loss in float32 (`criterion(pred.float(), target.float())`).
 """
 
