@@ -201,6 +201,11 @@ class Event(_Model):
     module_type: str | None = None
     op: str | None = None
     location: Location | None = None
+    optimizer_location: Location | None = Field(
+        None,
+        description="For an optimizer-phase event: where the optimizer was built (its eps, "
+        "its lr are set there); location is its step() call.",
+    )
     dtype: str | None = None
     message: str
     value: str | None = Field(None, description='"nan", "inf", "-inf" or a mix, e.g. "nan+inf".')
@@ -501,6 +506,11 @@ class Report(_Model):
     )
     learning: Learning | None = Field(
         None, description="What the run showed about whether it could learn (beyond inf/nan)."
+    )
+    exit_code: int | None = Field(
+        None,
+        description="The status the script asked to exit with (sys.exit, SystemExit, exit()) "
+        "after the run; a clean run that exited 3 is clean and keeps 3 here.",
     )
 
     @property

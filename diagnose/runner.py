@@ -199,6 +199,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     learning = LearningWatch(on_early=options.on_early_sign)
     remove_limit = _install_step_limit(None)
     outcome: BaseException | None = None
+    exit_code: int | None = None  # what the script's own sys.exit asked for
     stopped: str | None = None  # what interrupted the run
     signals = SignalWatch()
     hard_exit = HardExitGuard(lambda code: _on_hard_exit(tracer, code, script, info, options))
@@ -213,8 +214,8 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         pass  # stopped on purpose; the tracer holds the event, if any
     except SystemExit as exc:
         # A script or framework that caught the stop and exited is stopped, not failing.
-        if exc.code not in (None, 0) and stopped_by(exc) is None:
-            outcome = exc
+        if stopped_by(exc) is None:
+            outcome, exit_code = _exit_outcome(exc)
     except (KeyboardInterrupt, Terminated) as exc:
         stopped = signals.cause(exc)
     except Exception as exc:  # the user's script failed: that is a diagnosis, not our error
@@ -226,6 +227,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
 
     report = tracer.report()
     report.learning = learning.evidence()
+    report.exit_code = exit_code
     if outcome is not None and report.status != "nonfinite":
         report.status = "exception"
         report.event = _exception_event(outcome, script)
@@ -309,14 +311,22 @@ def _install_step_limit(max_steps: int | None) -> Callable[[], None]:
     return handle.remove
 
 
+def _exit_outcome(exc: SystemExit) -> tuple[BaseException | None, int]:
+    """What a script's own ``sys.exit`` means: the exception it exited while handling (an
+    ``except Exception: sys.exit(1)`` around a failing loop), or nothing, with its status.
+
+    An exit by itself, whatever its status, is the script's own verdict on a run the tracer
+    watched to its end: a clean run that exited N (the report keeps N). The status is the
+    one Python's interpreter would exit with (None: 0, an int: itself, anything else: 1)."""
+    code = exc.code
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    handled = exc.__cause__ or exc.__context__
+    if isinstance(handled, Exception) and status != 0:
+        return handled, status
+    return None, status
+
+
 def _exception_event(exc: BaseException, script: Path) -> Event:
-    if isinstance(exc, SystemExit):
-        return Event(
-            kind="exception",
-            exception_type="SystemExit",
-            message=f"the script called sys.exit({exc.code!r})",
-            location=_user_location(exc.__traceback__, script),
-        )
     tb = traceback.TracebackException.from_exception(exc)
     # Drop the frames of diagnose and runpy above the script's own module frame.
     stack = [f for f in tb.stack if not _is_ours(f.filename)]

@@ -84,3 +84,9 @@ def _rank(report: dict, name: str) -> int | None:
     ranked = [f["id"] for f in report["fixes"]]
     want = EXPECTED[name]["expected_fix"]
     return ranked.index(want) if want in ranked else None
+
+
+def test_a_healthy_script_ending_with_sys_exit_3_is_clean_and_keeps_its_status(reports):
+    report = reports["healthy_exit_status.py"]
+    assert report["status"] == "clean" and report["_exit"] == 0
+    assert report["exit_code"] == 3 and not report["symptoms"]

@@ -67,21 +67,53 @@ def test_script_gets_its_own_argv_main_and_path(tmp_path):
     assert report["script"]["argv"] == ["--lr", "1", "-x"]
 
 
-def test_sys_exit_nonzero_is_reported_as_such(tmp_path):
+@pytest.mark.parametrize("exit_line", ["sys.exit(3)", "raise SystemExit(3)", "exit(3)"])
+def test_a_healthy_run_that_exits_3_is_clean_and_keeps_its_status(tmp_path, exit_line):
     script = tmp_path / "train.py"
-    script.write_text("import sys\nprint('bye')\nsys.exit(3)\n")
+    script.write_text(
+        "import sys, torch\n"
+        "model = torch.nn.Linear(3, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(3):\n"
+        "    opt.zero_grad()\n"
+        "    model(torch.ones(2, 3)).pow(2).mean().backward()\n"
+        "    opt.step()\n"
+        f"{exit_line}\n"
+    )
     result = run_cli("--format", "json", str(script))
-    assert result.returncode == 1
+    assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["status"] == "exception"
-    assert report["event"]["message"] == "the script called sys.exit(3)"
-    assert report["event"]["location"]["line"] == 3
+    assert report["status"] == "clean" and report["event"] is None
+    assert report["exit_code"] == 3
+    assert len(report["history"]) == 3
+    text = run_cli("--format", "text", str(script))
+    assert "clean run" in text.stdout and "exited with status 3" in text.stdout
 
 
 def test_sys_exit_zero_is_a_clean_run(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import sys\nsys.exit(0)\n")
-    assert run_cli(str(script)).returncode == 0
+    result = run_cli("--format", "json", str(script))
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["exit_code"] == 0
+
+
+def test_exiting_while_handling_a_failure_reports_the_failure(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys, torch\n"
+        "try:\n"
+        "    torch.ones(2, 3) @ torch.ones(4, 5)\n"
+        "except RuntimeError as exc:\n"
+        "    print('failed', exc)\n"
+        "    sys.exit(2)\n"
+    )
+    result = run_cli("--format", "json", str(script))
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["status"] == "exception" and report["exit_code"] == 2
+    assert report["event"]["exception_type"] == "RuntimeError"
+    assert report["event"]["location"]["line"] == 3
 
 
 def test_script_exception_is_reported_with_traceback_and_location(tmp_path):

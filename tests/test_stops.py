@@ -94,11 +94,11 @@ def test_max_steps_is_a_clean_run_whatever_the_handler(tmp_path, handler):
     assert [row.step for row in report.history] == [0, 1, 2]
 
 
-def test_a_script_failing_on_its_own_is_still_an_exception(tmp_path):
+def test_a_script_exiting_3_after_its_run_is_clean_and_keeps_the_status(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(LOOP + "train()\nraise SystemExit(3)\n")
     report = diagnose_script(script, ["0.01"])
-    assert report.status == "exception" and "sys.exit(3)" in report.event.message
+    assert report.status == "clean" and report.event is None and report.exit_code == 3
 
 
 def test_the_stop_is_not_an_exception_and_carries_the_event(tmp_path):

@@ -119,6 +119,8 @@ def _verdict(report: Report, s: _Style) -> list[str]:
             s.green(f"diagnose: {script}: clean run")
             + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
         ]
+        if report.exit_code:
+            lines.append(f"  the script then exited with status {report.exit_code}.")
         weak = [s.yellow(f"  but {safe(learned.headline)}")] if learned else []
         return lines + _diverging(report, s) + weak
     if event.kind == "exception":

@@ -48,7 +48,7 @@ from diagnose.options import check_tracing
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped
-from diagnose.tracer import explain, hooks, ops, replay
+from diagnose.tracer import backward_steps, explain, hooks, ops, replay
 from diagnose.tracer.beside import CapturedConfig
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
@@ -57,6 +57,7 @@ from diagnose.tracer.history import StepHistory
 from diagnose.tracer.investigate import Scene, investigate
 from diagnose.tracer.names import ModuleNames
 from diagnose.tracer.roots import RAISED, RootCalls
+from diagnose.tracer.sites import Sites
 from diagnose.tracer.stats import is_checked, local_tensor, shape_of
 from diagnose.tracer.window import (
     MAX_WINDOW,
@@ -165,6 +166,8 @@ class Tracer:
         self._optimizers_created = 0  # while attached
         self._other_optimizer_stepped = False  # one besides the primary: they take turns
         self._opt_stepped = False
+        self._backward_steps = backward_steps.BackwardSteps()  # steps of a loop without optim
+        self._sites = Sites()  # the user's lines: root calls, optimizer steps and builds
         self._scaler_active = False
         self._skips = 0  # GradScaler-skipped steps in a row
         self._faults: list[str] = []  # what the tracer could not record, for the report
@@ -339,6 +342,7 @@ class Tracer:
         rec.rng, rec.autocast = window.root_rng, window.root_autocast
         rec.grad_enabled = torch.is_grad_enabled()
         if not self._replaying:
+            self._sites.root_called(rec.module)
             window.nograd_forward = not rec.grad_enabled
             if self._light and self.backward and rec.grad_enabled:
                 replay.keep_output_grads(rec, outputs)
@@ -404,8 +408,28 @@ class Tracer:
                 window.recs.append(rec)
         window.backward_seen = True
         window.release_inputs()
+        if self._stepless():
+            self._backward_steps.before(ts, self._names.roots)
         if self.check_at_backward:
             self._check()
+
+    def _stepless(self) -> bool:
+        """No torch optimizer in this run (none made while attached, none stepped): each
+        backward pass is a step, as the learning watch counts them too."""
+        return self._primary_opt is None and not self._optimizers_created
+
+    def after_backward(self) -> None:
+        """A backward pass ended. Without a torch optimizer it ends the step: the gradients
+        are checked now, with the rest of the window, before a hand-written update uses them."""
+        if not self._active or not self._stepless():
+            return
+        if self._on:
+            params = self._backward_steps.with_grads(self._names.roots)
+            if params:
+                self._norms("pgrad", "backward", params, [p.grad for p in params])
+            self._check()
+        self._backward_steps.ended = True
+        self._end_step(skipped=False)
 
     # -- mixed precision -----------------------------------------------------------------
 
@@ -436,11 +460,12 @@ class Tracer:
             entry = ("loss_scale", scale.dtype, scale.shape, window.slot(scale))
             window.recs.append(Rec("scale", "backward", self.step, None, [entry]))
 
-    def optimizer_created(self) -> None:
+    def optimizer_created(self, optimizer: Any) -> None:
         """Watch ops from the first optimizer's creation until a module runs: in a script with
         no ``nn.Module`` the loss of the very first step is then watched too (a module's
         first call ends the watch and drops what it saw, the preparation of its input)."""
         self._optimizers_created += 1
+        self._sites.optimizer_built(optimizer)
         if self._active and self._on and not self._names.roots:
             self._start_watch()
 
@@ -457,6 +482,7 @@ class Tracer:
         self._stop_watch()
         if not self._on:
             return None
+        self._sites.stepped(optimizer)
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
         self._figures.lr = lr if isinstance(lr, (int, float)) else None
         # A closure (LBFGS, Lightning's training step) makes the gradients inside step: each
@@ -469,7 +495,8 @@ class Tracer:
         if len(args) > at and callable(args[at]):
             checked = self._checked_closure(args[at], optimizer)
             return (*args[:at], checked, *args[at + 1 :]), kwargs
-        self._check_grads(optimizer)
+        if not self._backward_steps.ended:  # else its backward just checked these gradients
+            self._check_grads(optimizer)
         return None
 
     def _check_grads(self, optimizer: Any) -> None:
@@ -496,6 +523,7 @@ class Tracer:
     def on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if not self._active:
             return
+        self._sites.step_done(optimizer)
         # Weights and optimizer state are not reduced here: a weight the update made
         # non-finite makes its module's next output non-finite from finite input, and the
         # forward event then finds the weight; the last step's weights are checked when the
@@ -503,7 +531,12 @@ class Tracer:
         if id(optimizer) != self._primary_opt:
             self._other_optimizer_stepped = True
             return
-        self._end_step(skipped=False)
+        if self._backward_steps.ended:
+            # An optimizer made before the tracer attached: its first backward was taken
+            # for a step of a loop without one, and already ended this step.
+            self._backward_steps.ended = False
+        else:
+            self._end_step(skipped=False)
         if self._on and (
             not self._names.roots or self._optimizers_created > 1 or self._other_optimizer_stepped
         ):
@@ -599,6 +632,7 @@ class Tracer:
             backward=self.backward,
             frames=self.frames,
             ncalls=self._ncalls,
+            sites=self._sites,
         )
 
     @contextlib.contextmanager

@@ -33,12 +33,13 @@ class Sink(Protocol):
     def on_step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> Any: ...
     def on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None: ...
     def before_backward(self, tensors: Any) -> None: ...
+    def after_backward(self) -> None: ...
     def watching_ops(self) -> bool: ...
     def scaled(self, scaler: Any, outputs: Any, result: Any) -> None: ...
     def before_scaler_step(self) -> None: ...
     def after_scaler_step(self, scaler: Any) -> None: ...
     def scale_updated(self, scaler: Any) -> None: ...
-    def optimizer_created(self) -> None: ...
+    def optimizer_created(self, optimizer: Any) -> None: ...
 
 
 class ModuleHooks:
@@ -112,9 +113,11 @@ def _wrap_backward(original: Any, sink: Sink, in_backward: list[bool]) -> Any:
         sink.before_backward(tensors)
         in_backward[0] = True
         try:
-            return original(tensors, *args, **kwargs)
+            result = original(tensors, *args, **kwargs)
         finally:
             in_backward[0] = False
+        sink.after_backward()
+        return result
 
     backward.__wrapped__ = original  # type: ignore[attr-defined]
     return backward
@@ -155,7 +158,7 @@ def _wrap_scaler_update(original: Any, sink: Sink) -> Any:
 def _wrap_optimizer_init(original: Any, sink: Sink) -> Any:
     def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
         original(optimizer, *args, **kwargs)
-        sink.optimizer_created()
+        sink.optimizer_created(optimizer)
 
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
     return __init__

@@ -22,6 +22,7 @@ from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.explain import BackwardOp, Explained
 from diagnose.tracer.frames import frames, op_frame
 from diagnose.tracer.names import ModuleNames
+from diagnose.tracer.sites import Sites
 from diagnose.tracer.stats import full_stats, iter_tensors
 from diagnose.tracer.window import NormLayouts, Rec, Scan
 
@@ -45,6 +46,7 @@ class Scene:
     backward: bool
     frames: int
     ncalls: int
+    sites: Sites
 
 
 def investigate(scene: Scene, scan: Scan, light: bool) -> tuple[Event, list[Frame]]:
@@ -78,6 +80,7 @@ class _Investigation:
         self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], note: str | None = None
     ) -> tuple[Event, list[Frame]]:
         explained = self.explain(rec, recs, calls, note)
+        self.locate(explained.event, rec, calls)
         found = self.frames(explained.producer)
         finding = explained.finding
         if finding is not None and explained.producer is None and explained.event.module is None:
@@ -87,6 +90,60 @@ class _Investigation:
                 op_frame(self.scene.ncalls + 1, rec.step, finding),
             ]
         return explained.event, found
+
+    def locate(self, event: Event, rec: Rec, calls: dict[int, Rec]) -> None:
+        """Put the user's line on an event born off it: an optimizer-phase value at the
+        ``step()`` call (and the line that built that optimizer), a value born inside a
+        module or library code at the user's call of the root module that led there."""
+        sites = self.scene.sites
+        if event.phase == "optimizer":
+            optimizer = self.optimizer_for(event)
+            if optimizer is not None:
+                event.location = ops.site_location(sites.step(optimizer)) or event.location
+                event.optimizer_location = ops.site_location(sites.built(optimizer))
+            return
+        root = self.root_module(event, rec, calls)
+        if root is not None:
+            event.location = ops.with_user_line(event.location, sites.root(root))
+
+    def root_module(self, event: Event, rec: Rec, calls: dict[int, Rec]) -> Any:
+        """The root module whose call led to the event's value, if a module call did."""
+        if rec.kind == "call":
+            return replay.root_of(rec, calls).module
+        named = next(
+            (r for r in reversed(calls.values()) if self.name(r.module) == event.module), None
+        )
+        if named is not None:
+            return replay.root_of(named, calls).module
+        for root in self.scene.names.roots if event.module else ():
+            if any(self.name(m) == event.module for m in root.modules()):
+                return root  # a module whose call ran in an earlier window (a GAN's G)
+        roots = [r for r in calls.values() if r.parent < 0]
+        return roots[-1].module if roots and rec.kind in ("grad", "pgrad") else None
+
+    def own_step(self, rec: Rec, param: Any) -> Any:
+        """The optimizer holding ``param``; where several take turns (a GAN's D and G), the
+        record's step becomes that optimizer's own count."""
+        sites = self.scene.sites
+        stepped = [*self.scene.optimizers, *sites.optimizers()]
+        holder = next(
+            (o for o in stepped if any(p is param for g in o.param_groups for p in g["params"])),
+            stepped[0] if stepped else None,
+        )
+        if holder is not None and len(sites.optimizers()) > 1:
+            rec.step = sites.steps(holder) + (1 if rec.kind == "call" else 0)
+        return holder
+
+    def optimizer_for(self, event: Event) -> Any:
+        """The optimizer whose update the event followed: the one holding its module's
+        parameters, else the first that stepped."""
+        stepped = [*self.scene.optimizers, *self.scene.sites.optimizers()]
+        owners = self.scene.names.param_owners()
+        held = {key for key, (name, _, _) in owners.items() if name == event.module}
+        for optimizer in stepped if held else ():
+            if any(id(p) in held for g in optimizer.param_groups for p in g["params"]):
+                return optimizer
+        return stepped[0] if stepped else None
 
     def explain(
         self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], note: str | None
@@ -110,6 +167,8 @@ class _Investigation:
     def forward(self, rec: Rec, calls: dict[int, Rec], note: str | None) -> Explained:
         root = replay.root_of(rec, calls)
         if rec.inputs_bad() and (root is rec or root.inputs_bad()):
+            if isinstance(root.module, torch.nn.modules.loss._Loss):
+                return self.loss_input(root)
             return Explained(
                 explain.input_event(root, self.name(root.module), self.rows(root)), root
             )
@@ -124,9 +183,17 @@ class _Investigation:
         event = explain.forward_event(rec, producer, self.name, wmax, finding, note)
         return Explained(event, producer, finding)
 
+    def loss_input(self, root: Rec) -> Explained:
+        """A loss module given a non-finite value: it was made between the model and the
+        loss (a ``log`` of probabilities, a mask), by an op the loss watch saw, not in the
+        batch."""
+        bad = [t for _, t in iter_tensors(root.args, "input") if not _finite(t)]
+        finding = ops.find_producer(self.loss_ops, bad[0]) if bad and self.loss_ops else None
+        return Explained(explain.loss_event(root, finding), root, finding)
+
     def weight(self, rec: Rec, producer: Rec, weight: Any) -> Event:
-        optimizer = self.scene.optimizers[0] if self.scene.optimizers else None
         param = getattr(producer.module, weight.name, None)
+        optimizer = self.own_step(rec, param)
         states = []
         if optimizer is not None and param is not None:
             states = [
@@ -146,7 +213,7 @@ class _Investigation:
         owner = owners.get(id(target[0] if isinstance(target, tuple) else target))
         owner = owner or (None, None, None)
         found = self.backward_op(rec, recs, calls, owner[0]) if rec.kind == "pgrad" else None
-        optimizer = self.scene.optimizers[0] if self.scene.optimizers else None
+        optimizer = self.own_step(rec, target[0] if isinstance(target, tuple) else target)
         event = explain.param_event(rec, index, owner, optimizer, found, note)
         return Explained(event, None, found.finding if found else None)
 
@@ -235,3 +302,8 @@ class _Investigation:
         if first_bad.kind != "call":
             return self.event(first_bad, recs, calls, note)
         return explain.unknown_submodule_event(first_bad, self.name, note), self.frames(first_bad)
+
+
+def _finite(t: torch.Tensor) -> bool:
+    with torch.no_grad():
+        return not (t.is_floating_point() or t.is_complex()) or bool(torch.isfinite(t).all())

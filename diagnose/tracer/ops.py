@@ -27,6 +27,7 @@ from diagnose.report import InputValues, Location, OpSource, TensorStats
 from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
+_TORCH_NN = os.path.join(_TORCH_DIR, "nn") + os.sep  # torch's modules, losses, functional
 _DIAGNOSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_PREFIXES = (_TORCH_DIR, _DIAGNOSE_DIR, "<frozen", os.path.dirname(os.__file__))
 
@@ -80,10 +81,12 @@ Site = tuple[str, int, str, str | None]
 
 
 def user_site(stop_at_diagnose: bool = False) -> Site | None:
-    """The innermost stack frame outside torch, diagnose and the standard library.
+    """The innermost stack frame outside torch, diagnose and the standard library, with the
+    innermost installed library line on the way there (package-relative) as its ``via``.
 
     With ``stop_at_diagnose`` (a replay), frames beyond diagnose's own replay call are not
-    the op's call site, so none is claimed when the op runs inside torch's own modules.
+    the op's call site: the library line (torch's modules and functional code included) is
+    all that is known, and the caller adds the user's line that called the model.
     """
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_DIAGNOSE_DIR):
@@ -98,17 +101,57 @@ def user_site(stop_at_diagnose: bool = False) -> Site | None:
             if not _is_library(filename):
                 via = f"{library[0]}:{library[1]}" if library is not None else None
                 return filename, frame.f_lineno, code.co_name, via
-            library = library or (filename, frame.f_lineno, code.co_name, None)
+            library = library or (library_path(filename), frame.f_lineno, code.co_name, None)
+        elif stop_at_diagnose and library is None and filename.startswith(_TORCH_NN):
+            library = (library_path(filename), frame.f_lineno, code.co_name, None)
         frame = frame.f_back
-    # Only library code (e.g. a loss inside transformers) called the op: name that place.
-    return library
+    # Only library code (e.g. a loss inside transformers) called the op: name that place,
+    # as its own via (see ``site_location``).
+    if library is None:
+        return None
+    return library[0], library[1], library[2], f"{library[0]}:{library[1]}"
+
+
+def library_path(filename: str) -> str:
+    """An installed file as its package spells it (``transformers/models/gpt2/...``): the
+    part after site-packages, or after the folder torch is installed in."""
+    for marker in ("site-packages", "dist-packages"):
+        at = filename.rfind(os.sep + marker + os.sep)
+        if at >= 0:
+            return filename[at + len(marker) + 2 :]
+    if filename.startswith(_TORCH_DIR):
+        return os.path.relpath(filename, os.path.dirname(_TORCH_DIR))
+    return filename
 
 
 def site_location(site: Site | None) -> Location | None:
+    """A site as the report's Location. A site in library code only (no user line known
+    there) has its library line as both its place and its ``via``; ``with_user_line`` puts
+    the user's call that led there in its place."""
     if site is None:
         return None
     file, line, function, via = site
     return Location(file=file, line=line, function=function, via=via)
+
+
+def lacks_user_line(location: Location) -> bool:
+    """Whether ``location`` is a library line only (see ``site_location``)."""
+    return location.via is not None and location.via == f"{location.file}:{location.line}"
+
+
+def is_user_site(site: Site | None) -> bool:
+    """Whether ``site`` is a line of the user's own code (not a library line only)."""
+    return site is not None and site[3] != f"{site[0]}:{site[1]}"
+
+
+def with_user_line(location: Location | None, user: Site | None) -> Location | None:
+    """``location`` with the user's line in front: the user's call that led into the library
+    code (or the module call) where the value was born, that code kept as ``via``."""
+    if user is None or (location is not None and not lacks_user_line(location)):
+        return location
+    file, line, function, via = user
+    inside = location.via if location is not None else via
+    return Location(file=file, line=line, function=function, via=inside)
 
 
 def user_location(stop_at_diagnose: bool = False) -> Location | None:

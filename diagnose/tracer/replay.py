@@ -193,12 +193,13 @@ def replay_call(rec: Rec, calls: dict[int, Rec] | None, paused: Paused) -> ops.O
         None,
     )
     finding = ops.find_producer(watch.records, target)
-    if finding is not None and finding.location is None and calls:
-        # The op ran in torch's own module code (a Linear, an RNN): the user's line is
-        # where their code called the module.
+    at = finding.location if finding is not None else None
+    if finding is not None and calls and (at is None or ops.lacks_user_line(at)):
+        # The op ran in library code (torch's own Linear, an installed model's layer): the
+        # user's line is where their code called the module, the op's line its via.
         reached = rerun_to(rec, calls, paused)
-        if reached is not None:
-            finding.location = ops.site_location(reached[2])
+        if reached is not None and ops.is_user_site(reached[2]):
+            finding.location = ops.with_user_line(finding.location, reached[2])
     return finding
 
 
