@@ -190,6 +190,32 @@ class InputValues(_Model):
     max_abs: float | None = Field(None, description="Largest |x|; inf or nan when non-finite.")
 
 
+class CtcSample(_Model):
+    """One sample of a CTC loss whose input is too short for its target: no alignment exists,
+    so its loss is inf (and its gradient nan)."""
+
+    sample: int = Field(description="Position of the sample in the batch.")
+    input_length: int
+    target_length: int
+    needed: int = Field(
+        description="Frames an alignment needs: the target's length plus one blank between "
+        "each pair of equal neighbouring symbols."
+    )
+
+
+class MaskedRows(_Model):
+    """Rows of a softmax's input that are -inf everywhere: their softmax is 0/0 = nan."""
+
+    op: str = Field(description='The softmax-like op ("softmax", "log_softmax").')
+    location: Location | None = None
+    count: int = Field(description="How many rows are -inf everywhere.")
+    total: int = Field(description="Rows of the input along the softmax's dim.")
+    rows: list[list[int]] = Field(
+        default_factory=list,
+        description="Indices of the first of them over the other dims (batch first).",
+    )
+
+
 class Event(_Model):
     """Where the first non-finite value was born, or what the script raised."""
 
@@ -244,6 +270,19 @@ class Event(_Model):
     targets_total: int | None = Field(None, description="Targets fed to that loss op.")
     targets_ignored: int | None = Field(
         None, description="Of those, how many equal ignore_index (all: a mean over nothing)."
+    )
+    ctc_infeasible: list[CtcSample] | None = Field(
+        None,
+        description="For a ctc_loss op: the samples whose input is shorter than their target "
+        "needs (the first of them).",
+    )
+    ctc_infeasible_count: int | None = Field(
+        None, description="How many samples of that ctc_loss have no alignment."
+    )
+    masked_rows: MaskedRows | None = Field(
+        None,
+        description="A softmax on the way from the producing op to the caught value that "
+        "received rows of -inf only.",
     )
 
     @model_validator(mode="before")

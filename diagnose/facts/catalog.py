@@ -131,4 +131,16 @@ FACTS: dict[str, str] = {
     "targets.all_ignored": "every target equals ignore_index (null: unknown)",
     "targets.count": "number of class targets fed to the loss op (when the tracer counted them)",
     "targets.ignored_count": "how many of those equal ignore_index",
+    # an op's own arguments (diagnose/facts/mechanisms.py)
+    "op_input.infinite_number": "the op was given an infinity as a plain number (a -inf fill)",
+    "ctc.infeasible_count": "samples of the ctc_loss whose input is shorter than their target needs",
+    "ctc.sample": "the first such sample's position in the batch",
+    "ctc.input_length": "its input frames",
+    "ctc.target_length": "its target symbols",
+    "ctc.needed": "frames its alignment needs (symbols plus a blank between repeats)",
+    "mask.rows_all_inf": "rows of a softmax's input that are -inf everywhere",
+    "mask.rows_total": "rows of that input along the softmax's dim",
+    "mask.first_row": "the first such row's index over the other dims (batch first)",
+    "mask.softmax_op": "that softmax op",
+    "mask.softmax_line": "its line in the script",
 }

@@ -28,6 +28,7 @@ from diagnose.facts.heuristics import (
     threshold,
     typical_lr,
 )
+from diagnose.facts.mechanisms import mechanism_facts
 from diagnose.facts.schedule import schedule_facts
 from diagnose.report import Config, Report
 
@@ -84,6 +85,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         _activation_facts,
         _weight_facts,
         _target_facts,
+        mechanism_facts,
     ]
     for group in groups:
         try:
@@ -215,7 +217,11 @@ def _op_number_facts(report: Report, facts: Facts) -> None:
     if not numbers or dtype is None:
         return
     limit = DTYPE_MAX[dtype]
-    beyond = [v for v in _plain_floats(numbers) if not math.isnan(v) and abs(v) > limit]
+    plain = _plain_floats(numbers)
+    # An infinity given on purpose (a float("-inf") mask) is not a finite number the dtype
+    # rounds to inf: every float dtype holds it.
+    facts["op_input.infinite_number"] = any(math.isinf(v) for v in plain) or None
+    beyond = [v for v in plain if math.isfinite(v) and abs(v) > limit]
     if beyond:
         facts["op_input.number_beyond_dtype"] = max(beyond, key=abs)
         facts["op_input.number_dtype"] = dtype

@@ -69,10 +69,15 @@ def _event(
         message += f"; {born} `{finding.op}` at {loc.file}:{loc.line}: {finding.detail}"
     if finding.targets is not None:
         fields["ignore_index"], fields["targets_total"], fields["targets_ignored"] = finding.targets
+    mechanism = _mechanism_lines(finding)
+    if finding.ctc is not None and finding.ctc[1]:
+        fields["ctc_infeasible"], fields["ctc_infeasible_count"] = finding.ctc
+    if finding.masked is not None:
+        fields["masked_rows"] = finding.masked
     return Event(
         kind="nonfinite",
         message=message,
-        details=[*details, finding.detail],
+        details=[*details, finding.detail, *mechanism],
         op=finding.op,
         op_value=None if finding.backward else finding.value,
         location=loc,
@@ -82,6 +87,29 @@ def _event(
         op_input_sources=finding.sources or None,
         **fields,
     )
+
+
+def _mechanism_lines(finding: OpFinding) -> list[str]:
+    """What made the nan when the producing op is only half the story: a CTC sample without
+    an alignment, or a softmax row the mask left -inf everywhere (0/0), not the -inf itself."""
+    lines = []
+    if finding.ctc is not None and finding.ctc[1]:
+        samples, count = finding.ctc
+        first = samples[0]
+        lines.append(
+            f"{count} sample{'s' if count != 1 else ''} of the batch cannot be aligned: "
+            f"sample {first.sample} has {first.input_length} input frames for a target of "
+            f"{first.target_length} symbols that needs {first.needed}"
+        )
+    masked = finding.masked
+    if masked is not None:
+        where = f" at {masked.location.file}:{masked.location.line}" if masked.location else ""
+        lines.append(
+            f"{masked.op}{where} received {masked.count} of {masked.total} rows that are -inf "
+            f"everywhere (first at index {masked.rows[0]}): a fully masked row's softmax is "
+            "0/0 = nan"
+        )
+    return lines
 
 
 def out_summary(rec: Rec) -> str:

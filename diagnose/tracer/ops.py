@@ -23,7 +23,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from diagnose.formatting import num
-from diagnose.report import InputValues, Location, OpSource, TensorStats
+from diagnose.report import CtcSample, InputValues, Location, MaskedRows, OpSource, TensorStats
+from diagnose.tracer.alignments import ctc_samples, is_softmax, masked_rows, softmax_dim
 from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
@@ -215,6 +216,8 @@ class OpFinding:
     numbers: list[float] = field(default_factory=list)  # plain floats it was given (x * 1e39)
     sources: list[OpSource] = field(default_factory=list)  # inputs made with plain floats
     values: list[InputValues] = field(default_factory=list)  # its inputs as numbers
+    ctc: tuple[list[CtcSample], int] | None = None  # a ctc_loss's samples without alignment
+    masked: MaskedRows | None = None  # a later softmax's rows that were -inf everywhere
 
 
 class _Watch(TorchFunctionMode):
@@ -293,6 +296,29 @@ def _tensor_finite(t: torch.Tensor) -> bool:
 
 
 def find_producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFinding | None:
+    """The producing op (``_producer``), with the softmax that met a row of -inf only, if any:
+    a -inf mask is finite intent until a row is masked everywhere, where softmax makes nan."""
+    finding = _producer(records, target)
+    if finding is not None:
+        finding.masked = _masked_softmax(records)
+    return finding
+
+
+def _masked_softmax(records: list[OpRecord]) -> MaskedRows | None:
+    for rec in records:
+        dim = softmax_dim(rec.args, rec.kwargs)
+        if rec.finite is not False or not is_softmax(rec.name) or dim is None or not rec.inputs:
+            continue
+        found = masked_rows(rec.inputs[0][1], dim)
+        if found is not None:
+            rows, count, total = found
+            return MaskedRows(
+                op=rec.name, location=site_location(rec.site), count=count, total=total, rows=rows
+            )
+    return None
+
+
+def _producer(records: list[OpRecord], target: torch.Tensor | None) -> OpFinding | None:
     """Walk back from ``target`` through non-finite ops to the one with finite inputs.
 
     Without a target (or when the target was not made by a recorded op) the first op whose
@@ -350,6 +376,7 @@ def finding_of(
     received = f"{rec.name} received " + "; ".join(parts) if parts else f"{rec.name} output"
     value = value_kind(rec.output)
     targets = target_counts(rec.args, rec.kwargs) if rec.name in _CLASSIFICATION_LOSSES else None
+    ctc = ctc_samples(rec.args, rec.kwargs) if rec.name == "ctc_loss" else None
     detail = received + _returned(value, gradient)
     if targets is not None:
         ignore, total, ignored = targets
@@ -366,6 +393,7 @@ def finding_of(
         numbers=numbers,
         sources=_sources(rec, by_output or {}),
         values=values,
+        ctc=ctc,
     )
 
 

@@ -182,10 +182,10 @@ FIX_FOR = {
     "log discarded by where": "stabilize-log",
     "exp overflow under tanh": "stabilize-exp",
     "sqrt": "guard-sqrt",
-    "pow(x, 0.5)": "guard-sqrt",
-    "x ** 0.5": "guard-sqrt",
-    "acos(1)": "guard-sqrt",
-    "asin(-1)": "guard-sqrt",
+    "pow(x, 0.5)": "clamp-into-domain",
+    "x ** 0.5": "clamp-into-domain",
+    "acos(1)": "clamp-into-domain",
+    "asin(-1)": "clamp-into-domain",
     "tiny divisor": "guard-division",
 }
 

@@ -1,7 +1,7 @@
 """Facts -> symptoms: what went wrong, how sure we are (0..1), and the evidence in plain words.
 
 One module per family, as in ``rules/``: ``data``, ``numerics``, ``precision``,
-``optimization``, ``exception``, ``learning`` (a finite run that cannot learn). Each detector is declared where it is defined with
+``optimization``, ``exception``, ``learning``, ``domains`` (an op at the edge of its domain), ``masking`` (a fully masked softmax row), ``ctc`` (an impossible CTC alignment) (a finite run that cannot learn). Each detector is declared where it is defined with
 ``@symptom(id, title=..., related_tags=[...])`` (see ``registry``); ``TITLES``, ``DETECTORS``
 and ``OP_DETECTORS`` are views of that registry. A detector reads the facts (and, for wording,
 the report) and returns one Symptom or None. Confidences are hand-set heuristics: strong,
@@ -28,7 +28,17 @@ from diagnose.facts.symptoms.registry import (
 from diagnose.formatting import num as fmt  # the name detectors' callers knew
 
 # The order the detectors run in (and equal confidences keep).
-FAMILIES = ("data", "numerics", "precision", "optimization", "exception", "learning")
+FAMILIES = (
+    "data",
+    "numerics",
+    "domains",
+    "masking",
+    "ctc",
+    "precision",
+    "optimization",
+    "exception",
+    "learning",
+)
 for _family in FAMILIES:
     importlib.import_module(f"{__name__}.{_family}")
 

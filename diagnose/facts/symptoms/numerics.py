@@ -75,9 +75,6 @@ def division_by_zero(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="division-by-zero", confidence=confidence, evidence=[op_line(f, what)])
 
 
-_ROOT_IN_DERIVATIVE = ("acos", "asin")  # d/dx = -+1/sqrt(1 - x^2): inf at +-1
-
-
 def _gradient_overflows(f: Facts) -> bool:
     """Whether a/b^2 (the gradient of a/b w.r.t. b) can pass the dtype's limit."""
     divisor, numerator = f.get("op_input.divisor_min_abs"), f.get("op_input.max_abs")
@@ -94,16 +91,9 @@ def _gradient_overflows(f: Facts) -> bool:
     anomaly=True,
 )
 def sqrt_at_zero(f: Facts, report: Report) -> Symptom | None:
-    family, base = f.get("event.op_family"), f.get("event.op_base")
+    # x ** 0.5 and acos/asin at +-1 are the domains family's (domain-edge)
     backward = bool(f.get("event.in_backward"))
-    if base in _ROOT_IN_DERIVATIVE and backward:
-        what = "its input reaches +-1, where the derivative 1/sqrt(1 - x^2) is inf"
-        return Symptom(id="sqrt-at-zero", confidence=0.9, evidence=[op_line(f, what)])
-    if family == "pow" and backward and f.get("op_input.has_zero"):
-        # x ** p with 0 < p < 1 (x ** 0.5 is a sqrt): its derivative p x^(p-1) is inf at 0.
-        what = "its base holds 0, where the derivative of a fractional power is inf"
-        return Symptom(id="sqrt-at-zero", confidence=0.95, evidence=[op_line(f, what)])
-    if family != "sqrt":
+    if f.get("event.op_family") != "sqrt":
         return None
     if backward:
         if f.get("op_input.has_zero"):
