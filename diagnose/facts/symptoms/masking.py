@@ -16,7 +16,7 @@ from diagnose.report import Report, Symptom
 @symptom(
     "fully-masked-row",
     title="softmax over a fully masked row",
-    related_tags=["attention", "masking", "nan"],
+    related_tags=["attention", "nan"],
 )
 def fully_masked_row(f: Facts, report: Report) -> Symptom | None:
     count = f.get("mask.rows_all_inf")
