@@ -137,7 +137,9 @@ def test_a_changed_command_line_is_what_the_run_gets(tmp_path):
     from diagnose.verify import run_change
 
     script = tmp_path / "train.py"
-    script.write_text("import sys\nif sys.argv[1:] != ['--ok=1']:\n    raise RuntimeError('wrong argv')\n")
+    script.write_text(
+        "import sys\nif sys.argv[1:] != ['--ok=1']:\n    raise RuntimeError('wrong argv')\n"
+    )
     outcome = run_change(script, PatchResult(None, "note", argv=["--ok=1"]), ["--ok=0"], None, 120)
     assert outcome.verified is True, outcome.note
     outcome = run_change(script, PatchResult(None, "note", argv=["--ok=0"]), ["--ok=1"], None, 120)
