@@ -61,7 +61,8 @@ class DiagnoseCallback(ReportingCallback, _pl.Callback):  # type: ignore[misc,na
 
     # -- Trainer events ----------------------------------------------------------------
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-        self.start(lambda capture: _observe(capture, trainer))
+        optimizers = [getattr(o, "_optimizer", o) for o in trainer.optimizers]
+        self.start(lambda capture: _observe(capture, trainer), optimizers)
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         self.finish()

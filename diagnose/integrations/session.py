@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,9 @@ def capture_of(tracer: Any) -> Any:
 class TracedRun:
     """A tracer owned by a callback, or a running one that the callback joined."""
 
-    def __init__(self, tracer_options: dict[str, Any], observe: Observer) -> None:
+    def __init__(
+        self, tracer_options: dict[str, Any], observe: Observer, optimizers: Iterable[Any] = ()
+    ) -> None:
         from diagnose.learning.watch import LearningWatch
         from diagnose.tracer import Tracer
         from diagnose.tracer.beside import CapturedConfig
@@ -83,6 +85,12 @@ class TracedRun:
             # beside the tracer, as the runner enters it: a run that stays finite but does
             # not learn is judged from what this watch sees
             self.learning = LearningWatch().__enter__()
+        for optimizer in optimizers:
+            # built before training began: the run steps by it, not by each backward pass
+            optimizer = getattr(optimizer, "optimizer", optimizer)  # accelerate's wrapper
+            self.tracer.optimizer_known(optimizer)
+            if self.learning is not None:
+                self.learning.optimizer_known(optimizer)
         capture = capture_of(self.tracer)
         if capture is not None:
             try:
@@ -203,11 +211,14 @@ class ReportingCallback:
         """The tracer while training runs, else None."""
         return self.run.tracer if self.run is not None else None
 
-    def start(self, observer: Observer) -> None:
-        """Begin a traced run; a second fit()/train() call starts afresh."""
+    def start(self, observer: Observer, optimizers: Iterable[Any] = ()) -> None:
+        """Begin a traced run; a second fit()/train() call starts afresh.
+
+        ``optimizers``: those the framework built before training began.
+        """
         self.finish()
         self.report = None
-        self.run = TracedRun(self.tracer_options, observer)
+        self.run = TracedRun(self.tracer_options, observer, optimizers)
 
     def finish(self, exc: BaseException | None = None) -> Report | None:
         """Stop the tracer (if running), build the report and write it; idempotent."""

@@ -55,7 +55,8 @@ class DiagnoseCallback(ReportingCallback, TrainerCallback):
                 model=kwargs.get("model"),
             )
 
-        self.start(observe)
+        optimizer = kwargs.get("optimizer")
+        self.start(observe, [optimizer] if optimizer is not None else [])
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.finish()

@@ -123,6 +123,12 @@ class LearningWatch:
         self._constructed += 1
         self._optimizers.add(optimizer)
 
+    def optimizer_known(self, optimizer: Any) -> None:
+        """An optimizer built before the watch entered (a framework's), handed over by its
+        callback: counted as if made while watching."""
+        if optimizer not in self._optimizers:
+            self._constructed_optimizer(None, optimizer)
+
     def _optimizer_zero_grad(self, optimizer: Any, *args: Any, **kwargs: Any) -> None:
         self._clearing.zero_grad(optimizer)
 

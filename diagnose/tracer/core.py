@@ -164,6 +164,7 @@ class Tracer:
         self._optimizers: list[Any] = []  # the primary one, once it stepped
         self._primary_opt: int | None = None
         self._optimizers_created = 0  # while attached
+        self._known = False  # an optimizer built before attaching was handed over
         self._other_optimizer_stepped = False  # one besides the primary: they take turns
         self._opt_stepped = False
         self._backward_steps = backward_steps.BackwardSteps()  # steps of a loop without optim
@@ -416,7 +417,7 @@ class Tracer:
     def _stepless(self) -> bool:
         """No torch optimizer in this run (none made while attached, none stepped): each
         backward pass is a step, as the learning watch counts them too."""
-        return self._primary_opt is None and not self._optimizers_created
+        return self._primary_opt is None and not self._optimizers_created and not self._known
 
     def after_backward(self) -> None:
         """A backward pass ended. Without a torch optimizer it ends the step: the gradients
@@ -468,6 +469,12 @@ class Tracer:
         self._sites.optimizer_built(optimizer)
         if self._active and self._on and not self._names.roots:
             self._start_watch()
+
+    def optimizer_known(self, optimizer: Any) -> None:
+        """An optimizer built before the tracer attached (a framework's), handed over by its
+        callback: the run's steps are this optimizer's, not each backward pass."""
+        del optimizer
+        self._known = True
 
     # -- optimizer -----------------------------------------------------------------------
 
