@@ -27,6 +27,8 @@ from diagnose.learning.losses import LossWatch
 from diagnose.learning.modules import ModuleWatch
 from diagnose.report import ActivationNote, GradNote, Learning
 
+_is_compiling = torch.compiler.is_compiling
+
 TRACKED_PASSES = 3  # backward passes the module hooks stay on for
 _SAMPLE_EVERY = 16
 _SERIES = 512  # loss points kept for a run without optimizer steps
@@ -108,6 +110,10 @@ class LearningWatch:
         errors = self.errors
 
         def guarded(*args: Any, **kwargs: Any) -> None:
+            if _is_compiling():
+                # inside a graph dynamo captures (torch.compile): the hook's own bookkeeping
+                # would be traced into the user's graph, so the compiled region is not watched
+                return
             try:
                 hook(*args, **kwargs)
             except Exception as exc:

@@ -286,3 +286,14 @@ def test_the_watch_puts_back_everything_it_wrapped() -> None:
     after = (torch.autograd.backward, torch.optim.Optimizer.zero_grad, nn.Module.zero_grad)
     assert before == after
     assert not torch.nn.modules.module._global_forward_pre_hooks
+
+
+def test_a_compiled_model_trains_under_the_watch_as_without_it():
+    """dynamo traces global module hooks into the graph it captures; the watch's own
+    bookkeeping must not be part of it (it made ``torch.compile`` raise)."""
+    torch.manual_seed(0)
+    model = torch.compile(
+        nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2)), backend="eager"
+    )
+    learning = _watch(_loop(model, steps=4))
+    assert learning.backward_passes == 4 and learning.optimizer_steps == 4
