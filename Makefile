@@ -27,7 +27,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check diagnose tui tests benchmarks examples
 	$(BIN)/ruff format --check diagnose tui tests benchmarks examples
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# The suite runs two tests at a time (pytest -n 2) and most start torch processes of their
+# own: one intra-op thread each keeps them from oversubscribing a small machine's cores.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 # The upstream sample record, copied into the project (see tests/fixtures/upstream/README.md);
@@ -34,3 +38,41 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, timeo
         timeout=timeout,
         env=env,
     )
+
+
+def _torch_globals() -> dict[str, object] | None:
+    """What a tracer or watch changes in torch while attached, or None before torch is loaded:
+    the global module and optimizer hooks and the functions wrapped in place."""
+    if "torch" not in sys.modules:
+        return None
+    import torch
+    from torch.nn.modules import module as module_hooks
+    from torch.optim import optimizer as optim_hooks
+
+    return {
+        "forward hooks": dict(module_hooks._global_forward_hooks),
+        "forward pre-hooks": dict(module_hooks._global_forward_pre_hooks),
+        "backward hooks": dict(module_hooks._global_backward_hooks),
+        "optimizer step pre-hooks": dict(optim_hooks._global_optimizer_pre_hooks),
+        "optimizer step post-hooks": dict(optim_hooks._global_optimizer_post_hooks),
+        "torch.autograd.backward": torch.autograd.backward,
+        "torch.Tensor.backward": torch.Tensor.backward,
+        "torch.optim.Optimizer.__init__": torch.optim.Optimizer.__init__,
+        "torch.optim.Optimizer.zero_grad": torch.optim.Optimizer.zero_grad,
+    }
+
+
+@pytest.fixture(autouse=True)
+def torch_left_as_found():
+    """Every test leaves torch as it found it: a tracer, watch or callback that stays attached
+    after its run would change the next script's training, and the next test's."""
+    before = _torch_globals()
+    yield
+    after = _torch_globals()
+    if after is None:
+        return
+    if before is None:  # torch was first loaded by this test: no hook was there before it
+        before = {key: {} if isinstance(value, dict) else value for key, value in after.items()}
+    changed = [key for key in after if before[key] is not after[key] and before[key] != after[key]]
+    if changed:
+        pytest.fail(f"left attached to torch: {', '.join(changed)}")

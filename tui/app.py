@@ -116,7 +116,9 @@ class DiagnoseApp(App[int]):
     def on_mount(self) -> None:
         self.query_one(WalkthroughView).focus()
         for warning in self.report.warnings:
-            self.notify(warning, title="report", severity="warning", timeout=8)
+            self.notify(
+                warning, title="report", severity="warning", timeout=2 * self.NOTIFICATION_TIMEOUT
+            )
 
     def notify(
         self,

@@ -142,5 +142,34 @@ def hostile_report() -> Report:
 
 
 def notifications(app) -> list[str]:
-    """The messages the app has shown as toasts (Textual keeps them until they time out)."""
+    """The messages the app has shown as toasts (kept for the whole test, see below)."""
     return [n.message for n in app._notifications]
+
+
+@pytest.fixture(autouse=True)
+def toasts_outlast_the_test(monkeypatch):
+    """On a busy machine a scenario can take longer than a toast's few seconds on screen:
+    tests read them after the fact, so they stay up."""
+    from tui.app import DiagnoseApp
+
+    monkeypatch.setattr(DiagnoseApp, "NOTIFICATION_TIMEOUT", 3600)
+
+
+async def until(pilot, condition, what: str, timeout: float = 120.0) -> None:
+    """Let the app run until ``condition()`` holds.
+
+    A key's effects (a message posted, a screen pushed, a worker started and its outcome
+    handled) take as many frames as the machine's load makes them: a fixed pause is a race.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what}")
+        await pilot.pause(0.02)
+
+
+async def notice(pilot, app, part: str) -> str:
+    """Wait for the toast that contains ``part``; its message."""
+    await until(pilot, lambda: any(part in m for m in notifications(app)), f"a notice {part!r}")
+    return next(m for m in notifications(app) if part in m)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.conftest import notifications
+from tests.tui.conftest import notice, notifications, until
 from tui.app import DiagnoseApp
 from tui.screens.confirm import ConfirmScreen
 from tui.text import Palette, diff_text
@@ -20,8 +20,7 @@ async def test_fixes_are_listed_best_first_with_the_selected_detail(fp16_report)
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4")
-        await pilot.pause()
-        assert isinstance(app.focused, FixList)
+        await until(pilot, lambda: isinstance(app.focused, FixList), "the fix list's focus")
         option_list = app.query_one(FixList)
         labels = [option_list.get_option_at_index(i).prompt.plain for i in range(4)]
         assert labels[0].startswith("1. 0.87") and "bfloat16" in labels[0]
@@ -82,17 +81,14 @@ async def test_a_asks_first_then_applies_with_a_backup(fp16_report, tmp_path):
     app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "a")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("n")
-        await pilot.pause()
+        await notice(pilot, app, "Not applied.")
         assert script.read_text() == "dtype = torch.float16\n"
-        assert "Not applied." in notifications(app)
         await pilot.press("a")
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await notice(pilot, app, "Applied use-bf16")
         assert script.read_text() == "dtype = torch.bfloat16\n"
         assert (tmp_path / "train.py.bak").read_text() == "dtype = torch.float16\n"
         assert "Applied use-bf16 (backup in train.py.bak)." in notifications(app)
@@ -104,16 +100,15 @@ async def test_the_confirmation_buttons_answer_like_the_keys(fp16_report, tmp_pa
     app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("4", "a")
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.click("#no")
-        await pilot.pause()
+        await notice(pilot, app, "Not applied.")
         assert not isinstance(app.screen, ConfirmScreen)
         assert script.read_text() == "dtype = torch.float16\n"
         await pilot.press("a")
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.click("#yes")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await notice(pilot, app, "Applied use-bf16")
         assert script.read_text() == "dtype = torch.bfloat16\n"
 
 
@@ -121,9 +116,8 @@ async def test_a_on_a_fix_without_patch_explains_why(fp16_report):
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "j", "j", "j", "a")
-        await pilot.pause()
+        await notice(pilot, app, "no single line to change")
         assert not isinstance(app.screen, ConfirmScreen)
-        assert any("no single line to change" in m for m in notifications(app))
 
 
 async def test_a_reports_a_patcher_that_fails(fp16_report):
@@ -133,10 +127,9 @@ async def test_a_reports_a_patcher_that_fails(fp16_report):
     app = DiagnoseApp(fp16_report, patcher=broken)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "a")
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the outcome's notice")
         assert any(m.startswith("Could not apply use-bf16:") for m in notifications(app))
 
 
@@ -147,15 +140,15 @@ async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_repo
     def verifier(report, fix_id, progress):
         calls.append(fix_id)
         started.set()
-        release.wait(10)
+        release.wait(120)
         return _rerun(report, fix_id, verified=True)
 
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "v")
-        assert started.wait(5)
-        await pilot.pause()
+        assert started.wait(60)
         view = app.query_one(FixesView)
+        await until(pilot, lambda: app.query_one("#verify-progress").display, "the progress line")
         assert view.verifying == {"use-bf16"}
         assert app.query_one("#verify-progress").display
         first = app.query_one(FixList).get_option_at_index(0).prompt.plain
@@ -163,8 +156,7 @@ async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_repo
         await pilot.press("j")  # the screen answers while the run goes on
         assert view.selected == 1
         release.set()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await notice(pilot, app, "use-bf16: verified")
         assert calls == ["use-bf16"]
         assert view.verifying == frozenset()
         assert not app.query_one("#verify-progress").display
@@ -181,19 +173,18 @@ async def test_the_progress_line_shows_the_latest_update_as_plain_text(fp16_repo
     def verifier(report, fix_id, progress):
         progress(Progress(fix_id, "lr [b]0.01[/b]", 2, 4))
         told.set()
-        release.wait(10)
+        release.wait(120)
         return _rerun(report, fix_id, verified=True)
 
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(100, 24)) as pilot:
         await pilot.press("4", "v")
-        assert told.wait(5)
-        await pilot.pause()
-        label = app.query_one("#verify-label").render().plain
-        assert "verify use-bf16: lr [b]0.01[/b] (2/4): running" in label
+        assert told.wait(60)
+        running = "verify use-bf16: lr [b]0.01[/b] (2/4): running"
+        label = lambda: app.query_one("#verify-label").render().plain  # noqa: E731
+        await until(pilot, lambda: running in label(), "the progress label")
         release.set()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await notice(pilot, app, "use-bf16: verified")
         assert app.query_one(FixesView).progress_line == ""
 
 
@@ -201,8 +192,7 @@ async def test_v_without_a_verifier_module_says_so(fp16_report):
     app = DiagnoseApp(fp16_report, verifier=_missing)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "v")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the verdict's notice")
         assert any("verification is not available" in m for m in notifications(app))
         assert fp16_report.fixes[0].verified is None
 
@@ -224,8 +214,7 @@ async def test_a_fix_that_could_not_be_re_run_is_not_called_failing(fp16_report)
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "v")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the verdict's notice")
         assert fp16_report.fixes[0].verified is None
         assert "use-bf16: not verified: not verified: no patch to run" in notifications(app)
         assert not any("still fails" in m for m in notifications(app))
@@ -247,8 +236,7 @@ async def test_v_with_diagnoses_own_verifier_re_runs_the_patched_example(tmp_pat
     app = DiagnoseApp(report)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "v")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the verdict's notice")
         fix = report.fixes[0]
         assert fix.verified in (True, False), notifications(app)  # the run gave a verdict
         mark = "✓" if fix.verified else "✗"
@@ -288,10 +276,9 @@ async def test_a_applies_through_the_same_safe_core_as_the_command(tmp_path):
     app = DiagnoseApp(Report.load(path), report_path=path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "a")
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the outcome's notice")
     assert script.read_bytes() == CRLF_SCRIPT.replace(b".half()", b".bfloat16()")
     assert (tmp_path / "train.py.diagnose-bak").read_bytes() == CRLF_SCRIPT
     assert any(m.startswith("Applied use-bf16") for m in notifications(app))
@@ -309,10 +296,9 @@ async def test_a_refuses_a_report_naming_a_file_outside_its_folder(tmp_path):
     app = DiagnoseApp(Report.load(path), report_path=path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "a")
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the outcome's notice")
     assert other.read_bytes() == CRLF_SCRIPT
     assert sorted(p.name for p in other.parent.iterdir()) == ["train.py"]
     assert any(
@@ -335,7 +321,6 @@ async def test_v_never_runs_a_script_a_crafted_report_names_outside_its_folder(t
     app = DiagnoseApp(Report.load(path), report_path=path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("4", "v")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the verdict's notice")
     assert not marker.exists()
     assert any(m.startswith("not verified:") and "outside" in m for m in notifications(app))

@@ -6,7 +6,7 @@ import time
 
 from textual.widgets import Markdown
 
-from tests.tui.conftest import notifications
+from tests.tui.conftest import notice, notifications
 from tui.app import DiagnoseApp
 from tui.widgets.fix_list import FixList
 from tui.widgets.frames_table import FramesTable
@@ -71,9 +71,7 @@ async def test_a_newer_format_version_shows_the_warning(newer_report):
     assert newer_report.warnings
     app = DiagnoseApp(newer_report)
     async with app.run_test(size=(120, 24)) as pilot:
-        await pilot.pause()
-        # the toast is read before visiting the tabs: on a busy machine that outlasts its timeout
-        assert any("version 99" in m for m in notifications(app))
+        await notice(pilot, app, "version 99")
         await _visit_all(app, pilot)
         assert "report format version 99 is newer" in app.query_one(Verdict).render().plain
 

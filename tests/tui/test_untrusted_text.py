@@ -15,7 +15,7 @@ from hypothesis import given
 from textual.widgets._markdown import MarkdownBlock
 
 from diagnose.report import Report
-from tests.tui.conftest import load_fp16, notifications
+from tests.tui.conftest import load_fp16, notifications, until
 from tests.untrusted import (
     ATTACKS,
     MARKUP,
@@ -75,7 +75,7 @@ async def test_a_saved_report_whose_warning_writes_the_clipboard_and_clears_the_
     report.write(tmp_path / "r.json")
     app = DiagnoseApp(Report.load(tmp_path / "r.json"), report_path=tmp_path / "r.json")
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause()
+        await until(pilot, lambda: notifications(app), "the warning's toast")
         assert notifications(app) == ["tracer: a call was not recorded: boom"]
         screen = written(app)
         assert_no_controls(screen, "screen with the toast")
@@ -86,8 +86,9 @@ async def test_markup_and_escapes_in_every_field_are_shown_literally():
     report = Report.model_validate(every_field(MARKUP + "".join(ATTACKS) + LINKS, "nonfinite"))
     app = DiagnoseApp(report)
     async with app.run_test(size=(200, 50)) as pilot:
-        await pilot.pause()
-        assert all(MARKUP in m for m in notifications(app)) and notifications(app)
+        shown = lambda: len(notifications(app)) >= len(report.warnings)  # noqa: E731
+        await until(pilot, shown, "the warnings' toasts")
+        assert all(MARKUP in m for m in notifications(app))
         assert MARKUP in app.query_one(Verdict).render().plain
         for screen in await visit_every_tab(app, pilot):
             assert_no_controls(screen)

@@ -12,7 +12,7 @@ from diagnose.report import Report, Symptom
 @symptom(
     "ctc-infeasible",
     title="a CTC target longer than its input",
-    related_tags=["ctc", "loss", "inf"],
+    related_tags=["loss", "inf"],
 )
 def ctc_infeasible(f: Facts, report: Report) -> Symptom | None:
     count = f.get("ctc.infeasible_count")
