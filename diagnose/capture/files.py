@@ -3,8 +3,10 @@
 A setting can come from a file the script opened itself (a YAML/JSON/TOML config, a Python
 configurator run with ``exec(open(...).read())``, a file a config library loads). Every such
 open goes through Python's ``open`` audit event, so one audit hook sees them all, whatever
-library reads them, without wrapping any function. An audit hook cannot be removed, so the
-hook stays installed for the process and only records while the capture is installed.
+library reads them, without wrapping any function. An audit hook cannot be removed, so one
+hook is installed per process, the first time a watcher needs it, and hands each open to the
+watchers installed at that moment: a process that traces many runs (a notebook, a sweep, a
+test suite) keeps one hook, which returns at once when no watcher is installed.
 
 Only small text files outside Python's own installation are kept (libraries' own files are
 not where a user writes a setting), at most ``MAX_FILES`` of them, first read first.
@@ -21,26 +23,40 @@ MAX_FILES = 64
 SUFFIXES = frozenset({".py", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"})
 
 
+_INSTALLED: list[FileReadWatcher] = []  # the watchers recording now
+_HOOKED = False
+
+
+def _audit(event: str, args: tuple) -> None:
+    """The process's one hook: each ``open`` to the watchers recording now."""
+    if event != "open" or not _INSTALLED:
+        return
+    for watcher in tuple(_INSTALLED):
+        watcher.opened(args)
+
+
 class FileReadWatcher:
     """Records the resolved paths of the config-like files opened for reading."""
 
     def __init__(self) -> None:
-        self._active = False
-        self._hooked = False
         self._paths: dict[str, None] = {}
         self._skip = tuple(_installation_roots())
 
     def install(self) -> None:
-        self._active = True
-        if not self._hooked:
-            sys.addaudithook(self._audit)
-            self._hooked = True
+        global _HOOKED
+        if self not in _INSTALLED:
+            _INSTALLED.append(self)
+        if not _HOOKED:
+            sys.addaudithook(_audit)
+            _HOOKED = True
 
     def uninstall(self) -> None:
-        self._active = False
+        if self in _INSTALLED:
+            _INSTALLED.remove(self)
 
-    def _audit(self, event: str, args: tuple) -> None:
-        if event != "open" or not self._active or len(self._paths) >= MAX_FILES:
+    def opened(self, args: tuple) -> None:
+        """An ``open`` audit event's arguments: the path and mode."""
+        if len(self._paths) >= MAX_FILES or not args:
             return
         path, mode = args[0], args[1] if len(args) > 1 else "r"
         if not isinstance(path, str) or (isinstance(mode, str) and set(mode) & set("wax+")):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from diagnose.capture.files import FileReadWatcher
 from diagnose.capture.origins import find_origins
+from tests.conftest import ROOT
 
 
 def _origins(config: dict, argv: list[str], tmp_path: Path, files: dict[str, str] | None = None):
@@ -95,3 +98,27 @@ def test_the_file_watcher_records_config_files_read_only_while_installed(tmp_pat
     watcher.uninstall()
     second.read_text()
     assert watcher.paths() == [first]
+
+
+def test_a_process_that_watches_many_runs_adds_one_audit_hook(tmp_path):
+    """An audit hook cannot be removed: one hook per run would slow every later open, import
+    and exec of a long-lived process (a notebook, a sweep) run after run."""
+    config = tmp_path / "c.yaml"
+    config.write_text("lr: 1\n", encoding="utf-8")
+    program = f"""
+import sys
+added = []
+real = sys.addaudithook
+sys.addaudithook = lambda hook: (added.append(hook), real(hook))[1]
+from diagnose.capture.files import FileReadWatcher
+for _ in range(50):
+    watcher = FileReadWatcher()
+    watcher.install()
+    open({str(config)!r}).close()
+    watcher.uninstall()
+print(len(added), len(watcher.paths()))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["1", "1"], done.stderr
