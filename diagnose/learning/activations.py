@@ -72,6 +72,14 @@ class ActivationWatch:
             self._pending, self._order = [], []
             self._handle = module_hooks.register_module_forward_hook(self._post)
 
+    def stop(self) -> None:
+        """The watch exits: an armed hook comes off, the forward it queued is dropped (no
+        backward ended it)."""
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+        self._pending, self._order = [], []
+
     def disarm(self, roots: list[nn.Module]) -> None:
         """The armed forward ended (a backward starts): read what it queued."""
         if self._handle is None:

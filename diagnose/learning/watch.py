@@ -82,6 +82,7 @@ class LearningWatch:
 
     def __exit__(self, *exc: object) -> None:
         self._module_hooks(on=False)
+        self._activations.stop()  # armed after a step whose next forward never came
         self._stack.close()
 
     @property

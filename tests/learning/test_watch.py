@@ -297,3 +297,15 @@ def test_a_compiled_model_trains_under_the_watch_as_without_it():
     )
     learning = _watch(_loop(model, steps=4))
     assert learning.backward_passes == 4 and learning.optimizer_steps == 4
+
+
+def test_a_watch_that_exits_right_after_a_sampled_step_leaves_no_hook():
+    """The activations are sampled in the forward after certain steps; a run that ends there
+    (a step limit, the end of an epoch's callback) must not leave that hook on every module."""
+    from torch.nn.modules import module as module_hooks
+
+    from diagnose.learning.watch import TRACKED_PASSES
+
+    before = dict(module_hooks._global_forward_hooks)
+    _watch(_loop(nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2)), steps=TRACKED_PASSES))
+    assert dict(module_hooks._global_forward_hooks) == before

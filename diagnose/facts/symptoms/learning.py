@@ -27,9 +27,9 @@ RELATED: dict[str, tuple[str, ...]] = {
     "lr-too-low": ("learning-rate", "optimizer"),
     "loss-at-chance": ("labels", "cross-entropy"),
     "unnormalized-inputs": ("normalization", "initialization"),
-    "dying-relus": ("relu", "initialization", "learning-rate"),
-    "saturated-activations": ("activation", "initialization"),
-    "vanishing-gradients": ("vanishing-gradients", "activation"),
+    "dying-relus": ("initialization", "learning-rate"),
+    "saturated-activations": ("initialization",),
+    "vanishing-gradients": ("gradients", "initialization"),
 }
 
 
