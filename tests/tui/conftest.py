@@ -173,3 +173,13 @@ async def notice(pilot, app, part: str) -> str:
     """Wait for the toast that contains ``part``; its message."""
     await until(pilot, lambda: any(part in m for m in notifications(app)), f"a notice {part!r}")
     return next(m for m in notifications(app) if part in m)
+
+
+async def show_tab(pilot, key: str) -> None:
+    """Press a tab's number key and wait until its content has the focus, so that the keys
+    pressed next reach it (focus moves a frame or more after the key)."""
+    from tui.app import FOCUS, TABS
+
+    tab = TABS[int(key) - 1]
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(pilot.app.focused, FOCUS[tab]), f"the {tab} tab's focus")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.conftest import notice, notifications, until
+from tests.tui.conftest import notice, notifications, show_tab, until
 from tui.app import DiagnoseApp
 from tui.screens.confirm import ConfirmScreen
 from tui.text import Palette, diff_text
@@ -19,7 +19,7 @@ from tui.widgets.fixes_view import FixesView
 async def test_fixes_are_listed_best_first_with_the_selected_detail(fp16_report):
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4")
+        await show_tab(pilot, "4")
         await until(pilot, lambda: isinstance(app.focused, FixList), "the fix list's focus")
         option_list = app.query_one(FixList)
         labels = [option_list.get_option_at_index(i).prompt.plain for i in range(4)]
@@ -56,7 +56,8 @@ def test_diff_lines_are_coloured_by_kind():
 async def test_c_copies_the_selected_patch_to_the_clipboard(fp16_report):
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "j", "c")
+        await show_tab(pilot, "4")
+        await pilot.press("j", "c")
         assert app.clipboard == fp16_report.fixes[1].patch
         assert "Copied the patch of enable-grad-clipping." in notifications(app)
         await pilot.press("j", "j", "c")  # no concrete patch: the example is copied
@@ -80,7 +81,8 @@ async def test_a_asks_first_then_applies_with_a_backup(fp16_report, tmp_path):
     script.write_text("dtype = torch.float16\n")
     app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "a")
+        await show_tab(pilot, "4")
+        await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("n")
         await notice(pilot, app, "Not applied.")
@@ -99,7 +101,8 @@ async def test_the_confirmation_buttons_answer_like_the_keys(fp16_report, tmp_pa
     script.write_text("dtype = torch.float16\n")
     app = DiagnoseApp(fp16_report, patcher=_file_patcher(script))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("4", "a")
+        await show_tab(pilot, "4")
+        await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.click("#no")
         await notice(pilot, app, "Not applied.")
@@ -115,7 +118,8 @@ async def test_the_confirmation_buttons_answer_like_the_keys(fp16_report, tmp_pa
 async def test_a_on_a_fix_without_patch_explains_why(fp16_report):
     app = DiagnoseApp(fp16_report)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "j", "j", "j", "a")
+        await show_tab(pilot, "4")
+        await pilot.press("j", "j", "j", "a")
         await notice(pilot, app, "no single line to change")
         assert not isinstance(app.screen, ConfirmScreen)
 
@@ -126,7 +130,8 @@ async def test_a_reports_a_patcher_that_fails(fp16_report):
 
     app = DiagnoseApp(fp16_report, patcher=broken)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "a")
+        await show_tab(pilot, "4")
+        await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
         await until(pilot, lambda: notifications(app), "the outcome's notice")
@@ -145,8 +150,9 @@ async def test_v_verifies_in_a_worker_with_progress_then_marks_the_fix(fp16_repo
 
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "v")
-        assert started.wait(60)
+        await show_tab(pilot, "4")
+        await pilot.press("v")
+        await until(pilot, started.is_set, "the verifier to start")
         view = app.query_one(FixesView)
         await until(pilot, lambda: app.query_one("#verify-progress").display, "the progress line")
         assert view.verifying == {"use-bf16"}
@@ -178,8 +184,9 @@ async def test_the_progress_line_shows_the_latest_update_as_plain_text(fp16_repo
 
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(100, 24)) as pilot:
-        await pilot.press("4", "v")
-        assert told.wait(60)
+        await show_tab(pilot, "4")
+        await pilot.press("v")
+        await until(pilot, told.is_set, "the first progress")
         running = "verify use-bf16: lr [b]0.01[/b] (2/4): running"
         label = lambda: app.query_one("#verify-label").render().plain  # noqa: E731
         await until(pilot, lambda: running in label(), "the progress label")
@@ -191,7 +198,8 @@ async def test_the_progress_line_shows_the_latest_update_as_plain_text(fp16_repo
 async def test_v_without_a_verifier_module_says_so(fp16_report):
     app = DiagnoseApp(fp16_report, verifier=_missing)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "v")
+        await show_tab(pilot, "4")
+        await pilot.press("v")
         await until(pilot, lambda: notifications(app), "the verdict's notice")
         assert any("verification is not available" in m for m in notifications(app))
         assert fp16_report.fixes[0].verified is None
@@ -213,7 +221,8 @@ async def test_a_fix_that_could_not_be_re_run_is_not_called_failing(fp16_report)
 
     app = DiagnoseApp(fp16_report, verifier=verifier)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "v")
+        await show_tab(pilot, "4")
+        await pilot.press("v")
         await until(pilot, lambda: notifications(app), "the verdict's notice")
         assert fp16_report.fixes[0].verified is None
         assert "use-bf16: not verified: not verified: no patch to run" in notifications(app)
@@ -235,7 +244,8 @@ async def test_v_with_diagnoses_own_verifier_re_runs_the_patched_example(tmp_pat
     report = Report.load(path)
     app = DiagnoseApp(report)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "v")
+        await show_tab(pilot, "4")
+        await pilot.press("v")
         await until(pilot, lambda: notifications(app), "the verdict's notice")
         fix = report.fixes[0]
         assert fix.verified in (True, False), notifications(app)  # the run gave a verdict
@@ -275,7 +285,8 @@ async def test_a_applies_through_the_same_safe_core_as_the_command(tmp_path):
     path = _saved_report(tmp_path, "train.py", script)
     app = DiagnoseApp(Report.load(path), report_path=path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "a")
+        await show_tab(pilot, "4")
+        await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
         await until(pilot, lambda: notifications(app), "the outcome's notice")
@@ -295,7 +306,8 @@ async def test_a_refuses_a_report_naming_a_file_outside_its_folder(tmp_path):
     path = _saved_report(reports, "../elsewhere/train.py", other)
     app = DiagnoseApp(Report.load(path), report_path=path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "a")
+        await show_tab(pilot, "4")
+        await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
         await pilot.press("y")
         await until(pilot, lambda: notifications(app), "the outcome's notice")
@@ -320,7 +332,8 @@ async def test_v_never_runs_a_script_a_crafted_report_names_outside_its_folder(t
     path = _saved_report(reports, "../elsewhere/train.py", other)
     app = DiagnoseApp(Report.load(path), report_path=path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "v")
+        await show_tab(pilot, "4")
+        await pilot.press("v")
         await until(pilot, lambda: notifications(app), "the verdict's notice")
     assert not marker.exists()
     assert any(m.startswith("not verified:") and "outside" in m for m in notifications(app))

@@ -6,7 +6,7 @@ and look at the SVGs under ``tests/tui/__snapshots__/`` before committing them.
 
 from __future__ import annotations
 
-from tests.tui.conftest import load_fp16
+from tests.tui.conftest import load_fp16, show_tab
 from tui.app import DiagnoseApp
 
 
@@ -21,7 +21,7 @@ def test_walkthrough_80x24(snap_compare):
 
 def test_frames_on_the_producer_80x24(snap_compare):
     async def open_frames(pilot) -> None:
-        await pilot.press("2")
+        await show_tab(pilot, "2")
         await _settle(pilot)
 
     assert snap_compare(DiagnoseApp(load_fp16()), terminal_size=(80, 24), run_before=open_frames)
@@ -29,7 +29,7 @@ def test_frames_on_the_producer_80x24(snap_compare):
 
 def test_fixes_with_the_coloured_patch_80x24(snap_compare):
     async def open_fixes(pilot) -> None:
-        await pilot.press("4")
+        await show_tab(pilot, "4")
         await _settle(pilot)
 
     assert snap_compare(DiagnoseApp(load_fp16()), terminal_size=(80, 24), run_before=open_fixes)
@@ -37,7 +37,7 @@ def test_fixes_with_the_coloured_patch_80x24(snap_compare):
 
 def test_history_200x60(snap_compare):
     async def open_history(pilot) -> None:
-        await pilot.press("3")
+        await show_tab(pilot, "3")
         await _settle(pilot)
 
     assert snap_compare(DiagnoseApp(load_fp16()), terminal_size=(200, 60), run_before=open_history)
