@@ -133,6 +133,9 @@ class Runner:
             stack = contextlib.ExitStack()
             stack.enter_context(self.tracer)
             stack.enter_context(self.learning)
+            # in a real run the optimizer is built under the watch; this one was built
+            # before it, and is handed over as the framework callbacks hand theirs
+            self.learning.optimizer_known(self.opt)
             return stack
         if self.tracer is not None:
             return self.tracer  # entered again for each block: its steps go on counting
