@@ -267,7 +267,9 @@ def test_loading_leaves_the_gc_as_it_found_it(tmp_path):
     try:
         frozen = gc.get_freeze_count()
         load_records(path)
-        assert gc.get_freeze_count() == frozen
+        # neither unfrozen (0) nor frozen again (more); a frozen object that another thread
+        # of the process lets go of meanwhile leaves the permanent generation by itself
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
 
