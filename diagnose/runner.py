@@ -392,7 +392,7 @@ def _stage(
         if options.debug:
             raise
         log.debug("stage %s failed", name, exc_info=True)
-        report.warnings.append(f"{name} failed: {type(exc).__name__}: {exc}")
+        report.warnings.append(f"{name} failed: {type(exc).__name__}: {strip_escapes(str(exc))}")
         return report
 
 

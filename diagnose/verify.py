@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diagnose.report import Fix, Report
+from diagnose.safetext import strip_escapes
 from diagnose.verify_progress import OnProgress, Progress
 from diagnose.verify_tree import place
 
@@ -89,7 +91,9 @@ def _verify_one(
         return
     if progress is not None:
         progress(Progress(fix.id))
-    outcome = run_change(script, result, report.script.argv, max_steps, timeout)
+    outcome = run_change(
+        script, result, report.script.argv, max_steps, timeout, report.status == "silent"
+    )
     if progress is not None:
         progress(Progress(fix.id, steps=steps_reached(outcome.data), verdict=outcome.note))
     fix.verified = outcome.verified
@@ -146,9 +150,11 @@ def run_change(
     argv: list[str],
     max_steps: int | None,
     timeout: float = DEFAULT_TIMEOUT,
+    must_learn: bool = False,
 ) -> Outcome:
     """Run the script with one change (its new text, the argv to run instead, or a config
     file's new text) under diagnose in a subprocess; the user's files are never written.
+    ``must_learn``: the change is to fix a run that did not learn (see ``_judge``).
 
     The changed script and config file are written into mirrors of the working directory or
     the script's folder (``verify_tree``), so that the run reads the changed copies by the
@@ -199,19 +205,32 @@ def run_change(
                 None, f"not verified: the patched run was still going after {timeout:g}s"
             )
         if not report_path.exists():
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            last = (strip_escapes(done.stderr).strip().splitlines() or ["no output"])[-1]
             return Outcome(None, f"patched run could not be checked: {last}")
         data = json.loads(report_path.read_text(encoding="utf-8"))
-    outcome = _judge(data, max_steps)
+    outcome = _judge(data, max_steps, must_learn, _ending(done.returncode, done.stderr))
     outcome.data = data
     return outcome
 
 
-def _judge(data: dict, max_steps: int | None) -> Outcome:
+def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: str = "") -> Outcome:
+    """What the patched run's report says of the fix. ``must_learn``: the run being fixed was
+    finite and did not learn, so a patched run that still does not learn has not been fixed.
+    ``died``: how the process ended, for a report the run never replaced."""
     steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
     status = data.get("status")
     if status == "clean":
         return Outcome(True, f"patched run stayed finite for {steps}")
+    if status == "silent":
+        found = "; ".join(_titles(data)) or "a finding of the learning watch"
+        if must_learn:
+            return Outcome(False, f"patched run still does not learn: {found}"[:200])
+        return Outcome(True, f"patched run stayed finite for {steps}, but: {found}"[:200])
+    if status == "interrupted":
+        cause = (data.get("interruption") or {}).get("cause")
+        if cause == "unfinished":
+            return Outcome(False, f"patched run died before it could report: {died}"[:200])
+        return Outcome(None, f"not verified: the patched run was stopped by {cause or 'a signal'}")
     event = data.get("event") or {}
     where = ", ".join(
         str(x)
@@ -233,6 +252,28 @@ def _judge(data: dict, max_steps: int | None) -> Outcome:
         f"patched run raised {event.get('exception_type') or 'an error'}: "
         f"{event.get('message', '')}"[:200],
     )
+
+
+def _titles(data: dict) -> list[str]:
+    """The titles of a report's symptoms, as plain text."""
+    return [
+        str(s.get("title") or s.get("id"))
+        for s in data.get("symptoms") or []
+        if isinstance(s, dict) and (s.get("title") or s.get("id"))
+    ]
+
+
+def _ending(returncode: int, stderr: str) -> str:
+    """How a process ended, in words: its signal or exit status, and its last line of stderr."""
+    if returncode < 0:
+        try:
+            how = f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"killed by signal {-returncode}"
+    else:
+        how = f"exited {returncode}"
+    last = (strip_escapes(stderr).strip().splitlines() or [""])[-1]
+    return f"{how}: {last}" if last else how
 
 
 def _env(script: Path) -> dict[str, str]:

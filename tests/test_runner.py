@@ -183,3 +183,16 @@ def test_a_keyboard_interrupt_ends_the_run_with_an_interrupted_report(tmp_path):
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert os._exit is exit_before
+
+
+def test_a_failing_stage_costs_a_warning_in_plain_text_not_the_diagnosis():
+    from diagnose.report import Report, ScriptInfo
+    from diagnose.runner import RunOptions, _stage
+
+    def broken(report):
+        raise ValueError("\x1b[1mbold\x1b[0m reason")
+
+    report = Report(status="clean", script=ScriptInfo(path="train.py"))
+    out = _stage(report, "matcher", RunOptions(), broken)
+    assert out is report
+    assert out.warnings == ["matcher failed: ValueError: bold reason"]

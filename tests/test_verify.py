@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from diagnose.report import Event, Fix, Report, ScriptInfo
-from diagnose.verify import rank_verified, steps_to_run, verify_fixes
+from diagnose.verify import _judge, rank_verified, run_patched, steps_to_run, verify_fixes
 
 # Diverges with lr=0.5 (stable below 2 / 18: the loss is inf after a few dozen steps); clean
 # with lr=0.05.
@@ -144,3 +144,42 @@ def test_a_changed_command_line_is_what_the_run_gets(tmp_path):
     assert outcome.verified is True, outcome.note
     outcome = run_change(script, PatchResult(None, "note", argv=["--ok=0"]), ["--ok=1"], None, 120)
     assert outcome.verified is False
+
+
+def test_a_patched_run_killed_outright_fails_and_says_how_without_its_escapes(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("")
+    source = (
+        "import os, sys\n"
+        "sys.stderr.write('\\x1b[1mboom\\x1b[0m\\n'); sys.stderr.flush()\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    outcome = run_patched(script, source, [], None, timeout=120)
+    assert outcome.verified is False
+    assert outcome.note == "patched run died before it could report: killed by SIGKILL: boom"
+
+
+SILENT = {
+    "status": "silent",
+    "symptoms": [{"id": "gradients-never-cleared", "title": "Gradients are never cleared"}],
+}
+
+
+def test_a_patched_run_that_does_not_learn_has_not_fixed_a_run_that_did_not_learn():
+    outcome = _judge(SILENT, 40, must_learn=True)
+    assert outcome.verified is False
+    assert outcome.note == "patched run still does not learn: Gradients are never cleared"
+
+
+def test_a_patched_run_that_stays_finite_fixes_a_nan_and_tells_what_else_it_showed():
+    outcome = _judge(SILENT, 40)
+    assert outcome.verified is True
+    assert (
+        outcome.note == "patched run stayed finite for 40 steps, but: Gradients are never cleared"
+    )
+
+
+def test_a_patched_run_stopped_by_a_signal_is_not_verified_either_way():
+    outcome = _judge({"status": "interrupted", "interruption": {"cause": "SIGTERM"}}, None)
+    assert outcome.verified is None
+    assert outcome.note == "not verified: the patched run was stopped by SIGTERM"
