@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,16 +26,13 @@ def root() -> Path:
 
 
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 300):
-    """Run ``python -m diagnose ARGS`` as a user would, without a terminal."""
+    """Run ``python -m diagnose ARGS`` as a user would, without a terminal (``tests.forked``:
+    a fresh process that finds torch already imported)."""
+    from tests.forked import run_python
+
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "diagnose", *args],
-        cwd=cwd or ROOT,
-        input=stdin if stdin is not None else "",
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
+    return run_python(
+        ["-m", "diagnose", *args], cwd=cwd or ROOT, env=env, stdin=stdin or "", timeout=timeout
     )
 
 

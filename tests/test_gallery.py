@@ -13,8 +13,6 @@ import json
 import math
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -22,6 +20,7 @@ import yaml
 from diagnose.patches.apply import apply_with_backup
 from diagnose.report import Report
 from tests.conftest import EXAMPLES, run_cli
+from tests.forked import run_python
 
 EXPECTED: dict[str, dict] = yaml.safe_load((EXAMPLES / "expected.yaml").read_text())
 BUGGY = sorted(name for name, entry in EXPECTED.items() if not entry.get("healthy"))
@@ -106,13 +105,7 @@ def test_the_reported_patch_makes_the_script_train(tmp_path, name):
     applied = apply_with_backup(
         report, fix_id, backup=False, script_path=script, report_dir=tmp_path
     )
-    done = subprocess.run(
-        [sys.executable, str(script), *(applied.command or [])],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_python([str(script), *(applied.command or [])], cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     losses = [float(v) for v in LOSS.findall(done.stdout)]
     assert losses and all(map(math.isfinite, losses)), f"{fix_id} left {done.stdout[-300:]}"

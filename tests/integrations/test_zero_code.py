@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT, run_cli
+from tests.forked import run_python
 
 SCRIPTS = ROOT / "tests" / "scripts"
 HF = SCRIPTS / "hf_trainer_gpt2.py"
@@ -33,14 +33,7 @@ def diagnose_json(script: Path, *args: str) -> tuple[int, dict]:
 
 def python_with_callback(script: Path, report: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, str(script), *args, "--callback", str(report)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    return run_python([str(script), *args, "--callback", str(report)], cwd=ROOT, env=env)
 
 
 def where(event: dict) -> tuple:

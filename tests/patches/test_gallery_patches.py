@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 
 import pytest
 import yaml
 
 from diagnose.patches import PATCHERS, make_patch
 from tests.conftest import EXAMPLES
+from tests.forked import run_python
 from tests.patches.helpers import report_for
 from tests.patches.test_learning_gallery import LEARNING
 from tests.test_gallery import PATCHED_AS_REPORTED
@@ -108,9 +107,7 @@ def test_expected_fix_makes_the_script_train(tmp_path, name):
     result = make_patch(fix_id, script, report)
     assert result.new_source is not None, result.note
     script.write_text(result.new_source)
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    done = run_python([str(script)], cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     losses = [float(v) for v in LOSS.findall(done.stdout)]
     assert losses, done.stdout[-500:]
