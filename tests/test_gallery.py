@@ -13,6 +13,8 @@ import json
 import math
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -40,6 +42,14 @@ PATCHED_AS_REPORTED = [
     "loss_module_fp16_overflow.py",
     "masked_attention_empty_sequence.py",
 ]
+# Buggy scripts whose lr comes from a config file beside them (an exec'd configurator, a
+# CfgNode's YAML, HfArgumentParser's JSON, a Hydra config): the fix is a diff of that file.
+CONFIG_PATCHED = {
+    "configurator_high_lr.py": "configs/configurator_sgd.py",
+    "cfgnode_yaml_high_lr.py": "configs/cfgnode_trainer.yaml",
+    "hf_argparser_json_high_lr.py": "configs/hf_train_args.json",
+    "hydra_yaml_high_lr.py": "configs/hydra_train.yaml",
+}
 # a step's "loss 0.52", or the last line's "final 0.5" / "final loss 0.5"
 LOSS = re.compile(r"\b(?:loss|final) ([-+]?(?:\d[\d.eE+-]*|nan|inf))")
 
@@ -109,3 +119,30 @@ def test_the_reported_patch_makes_the_script_train(tmp_path, name):
     assert done.returncode == 0, done.stderr[-2000:]
     losses = [float(v) for v in LOSS.findall(done.stdout)]
     assert losses and all(map(math.isfinite, losses)), f"{fix_id} left {done.stdout[-300:]}"
+
+
+@pytest.mark.parametrize("name", _one_worker_each(sorted(CONFIG_PATCHED)))
+def test_a_setting_from_a_config_file_is_fixed_in_that_file_and_the_fixed_run_trains(
+    tmp_path, name
+):
+    config = CONFIG_PATCHED[name]
+    fix = report_of(name)["fixes"][0]
+    assert fix["patch_file"] and fix["patch_argv"] is None, fix["patch_note"]
+    assert Path(fix["patch_file"]).resolve() == (EXAMPLES / config).resolve()
+    assert fix["patch"].startswith(f"--- a/examples/{config}\n+++ b/examples/{config}\n")
+    # the diff applies as a user applies it, here to a copy of the script and its configs
+    shutil.copy(EXAMPLES / name, tmp_path / name)
+    shutil.copytree(EXAMPLES / "configs", tmp_path / "configs")
+    applied = subprocess.run(
+        ["git", "apply", "-p2", "-"],
+        input=fix["patch"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert (tmp_path / config).read_text() != (EXAMPLES / config).read_text()
+    done = run_python([str(tmp_path / name)], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    losses = [float(v) for v in LOSS.findall(done.stdout)]
+    assert losses and all(map(math.isfinite, losses)), done.stdout[-300:]
