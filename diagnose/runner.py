@@ -197,7 +197,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         config=CapturedConfig(),  # entered beside the tracer's hooks, inside its patches
     )
     learning = LearningWatch(on_early=options.on_early_sign)
-    remove_limit = _install_step_limit(None)
+    remove_limit = _install_step_limit(None, tracer)
     outcome: BaseException | None = None
     exit_code: int | None = None  # what the script's own sys.exit asked for
     stopped: str | None = None  # what interrupted the run
@@ -206,7 +206,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     try:
         with signals, hard_exit, tracer, learning:
             # After the tracer's own step hooks: the last step is recorded before the stop.
-            remove_limit = _install_step_limit(options.max_steps)
+            remove_limit = _install_step_limit(options.max_steps, tracer)
             if options.on_tracer is not None:
                 options.on_tracer(tracer)
             runpy.run_path(str(script), run_name="__main__")
@@ -294,7 +294,9 @@ def _caller_location(script: Path) -> Location | None:
     return None
 
 
-def _install_step_limit(max_steps: int | None) -> Callable[[], None]:
+def _install_step_limit(max_steps: int | None, tracer: Any) -> Callable[[], None]:
+    """Stop the run after ``max_steps`` optimizer steps, or backward passes when the run has
+    no torch optimizer (an update written by hand): the steps its history counts."""
     if not max_steps:
         return lambda: None
     from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -307,8 +309,18 @@ def _install_step_limit(max_steps: int | None) -> Callable[[], None]:
         if steps >= max_steps:
             raise StepLimitReached(f"stopped after {steps} optimizer steps (--max-steps)")
 
+    def count_stepless(done: int) -> None:
+        if done >= max_steps:
+            raise StepLimitReached(f"stopped after {done} backward passes (--max-steps)")
+
     handle = register_optimizer_step_post_hook(count)
-    return handle.remove
+    tracer.on_stepless_step = count_stepless
+
+    def remove() -> None:
+        handle.remove()
+        tracer.on_stepless_step = None
+
+    return remove
 
 
 def _exit_outcome(exc: SystemExit) -> tuple[BaseException | None, int]:

@@ -44,6 +44,8 @@ MAX_BYTES = 1 << 20  # a config file; a bigger file is data, not settings
 def setting_values(config: dict[str, Any]) -> dict[str, float]:
     """The run's value of each setting a fix may change (the ones the capture knows)."""
     values: dict[str, Any] = {"lr": config.get("lr")}
+    if values["lr"] is None and not config.get("optimizer"):
+        values["lr"] = hand_written_lr(config)
     clip = config.get("grad_clip") or config.get("grad_clip_inactive") or {}
     hf = config.get("transformers") or {}
     pl = config.get("lightning") or {}
@@ -55,6 +57,22 @@ def setting_values(config: dict[str, Any]) -> dict[str, float]:
     if groups and isinstance(groups[0], dict):
         values["eps"] = groups[0].get("eps")
     return {k: float(v) for k, v in values.items() if _number(v) is not None}
+
+
+def hand_written_lr(config: dict[str, Any]) -> float | None:
+    """The lr of a run that updates its weights by hand (no torch.optim optimizer): the value
+    of the script's one parsed flag named like an lr (``--lr``, ``--learning_rate``)."""
+    if config.get("optimizer"):
+        return None
+    args = config.get("args") or {}
+    found = [
+        value
+        for dest, value in args.items()
+        if isinstance(dest, str) and KEYS["lr"].match(dest.lower().replace("-", "_"))
+    ]
+    if len(found) != 1 or _number(found[0]) is None or float(found[0]) <= 0:
+        return None
+    return float(found[0])
 
 
 def find_origins(

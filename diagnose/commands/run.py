@@ -81,7 +81,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "event (default 16; 1: every step in detail)",
     )
     parser.add_argument(
-        "--max-steps", type=int, metavar="N", help="stop the script cleanly after N optimizer steps"
+        "--max-steps",
+        type=int,
+        metavar="N",
+        help="stop the script cleanly after N optimizer steps (backward passes without torch.optim)",
     )
     parser.add_argument(
         "--verify",

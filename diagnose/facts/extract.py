@@ -353,7 +353,7 @@ def _config_facts(report: Report, facts: Facts) -> None:
 def _lr(report: Report) -> float | None:
     """The lr the user set: the optimizer's when built, else the config's, else the first param
     group's, else the first step's (not a scheduled value near the event: a warmup or a decay
-    would hide what was chosen)."""
+    would hide what was chosen), else the lr flag of an update written by hand."""
     lr = num(report.config.lr_initial)
     lr = num(report.config.lr) if lr is None or lr <= 0 else lr
     groups = report.config.param_groups or []
@@ -361,6 +361,10 @@ def _lr(report: Report) -> float | None:
         lr = next((num(g.lr) for g in groups if num(g.lr) is not None), None)
     if lr is None:
         lr = next((num(r.lr) for r in report.history if num(r.lr) is not None), None)
+    if lr is None:
+        from diagnose.patches.lr_size import flag_lr
+
+        lr = flag_lr(report)
     return lr
 
 

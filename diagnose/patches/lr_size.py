@@ -102,7 +102,8 @@ def suggest(report: Report, current: float) -> Suggestion:
 
 def user_lr(report: Report) -> float | None:
     """The lr the user set: the optimizer's lr when it was built (a schedule changes the
-    config's lr afterwards), else the config's, else the framework's, else step 0's."""
+    config's lr afterwards), else the config's, else the framework's, else step 0's, else (no
+    torch.optim: an update written by hand) the script's lr flag."""
     config = report.config
     for value in (config.lr_initial, config.lr):
         if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
@@ -113,7 +114,15 @@ def user_lr(report: Report) -> float | None:
     for row in report.history:
         if isinstance(row.lr, int | float) and row.lr > 0:
             return float(row.lr)
-    return None
+    return flag_lr(report)
+
+
+def flag_lr(report: Report) -> float | None:
+    """The lr flag's value of a run that updates its weights by hand (no torch.optim)."""
+    from diagnose.capture.origins import hand_written_lr
+
+    config = report.config
+    return hand_written_lr({"optimizer": config.optimizer, "args": config.args or {}})
 
 
 def usual_lr(report: Report) -> Usual | None:

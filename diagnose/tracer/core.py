@@ -38,7 +38,7 @@ import contextlib
 import math
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -138,6 +138,9 @@ class Tracer:
         self.detail_every = detail_every
         self.detail_first = detail_first
         self.stop_with = stop_with
+        # Called with the step count when a backward pass ends a step of a run without a
+        # torch optimizer (what an optimizer step post-hook is for a run with one).
+        self.on_stepless_step: Callable[[int], None] | None = None
         self.config = CapturedConfig() if config is _OWN_CONFIG else config
         self.syncs = 0  # host reads so far
         self.step = 0  # optimizer steps completed
@@ -431,6 +434,8 @@ class Tracer:
             self._check()
         self._backward_steps.ended = True
         self._end_step(skipped=False)
+        if self.on_stepless_step is not None:
+            self.on_stepless_step(self.step)
 
     # -- mixed precision -----------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from diagnose.facts.extract import Facts
+from diagnose.facts.heuristics import threshold
 from diagnose.facts.symptoms.registry import (
     ANOMALY,
+    DIVERGED,
     EXCEPTION,
     FINITE,
     NONFINITE,
@@ -18,10 +20,25 @@ from diagnose.report import Report, Symptom
 def _detectors(facts: Facts, registry: SymptomRegistry) -> list[Detector]:
     kind = facts.get("event.kind")
     if kind == "exception":
-        return registry.detectors(EXCEPTION, *([ANOMALY] if facts.get("event.anomaly") else []))
+        reads = [EXCEPTION]
+        if facts.get("event.anomaly"):
+            reads.append(ANOMALY)
+        if diverged_then_raised(facts):
+            reads.append(DIVERGED)
+        return registry.detectors(*reads)
     if kind == "nonfinite":
         return registry.detectors(NONFINITE)
     return registry.detectors(FINITE) if kind is None else []
+
+
+def diverged_then_raised(facts: Facts) -> bool:
+    """The script raised after its loss had grown many times over the run."""
+    growth = facts.get("run.loss_growth")
+    return (
+        facts.get("event.kind") == "exception"
+        and isinstance(growth, int | float)
+        and growth >= threshold("diverged_then_raised", 10.0)
+    )
 
 
 def detect_symptoms(
@@ -30,7 +47,8 @@ def detect_symptoms(
     """The symptoms of a report, most confident first, and warnings for detectors that failed.
 
     Symptoms describe a non-finite event (or an autograd anomaly error naming the op); a clean
-    run has none, and an exception has only ``script-exception`` for user rules to read.
+    run has none, and an exception has ``script-exception`` for user rules to read, plus the
+    optimisation symptoms when the loss had diverged before it.
     """
     warnings: list[str] = []
     found: list[Symptom] = []

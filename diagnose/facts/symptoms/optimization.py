@@ -5,7 +5,7 @@ from __future__ import annotations
 from diagnose.facts.extract import Facts
 from diagnose.facts.heuristics import threshold
 from diagnose.facts.symptoms.evidence import driven_by_lr, noisy_or, place
-from diagnose.facts.symptoms.registry import symptom
+from diagnose.facts.symptoms.registry import DIVERGED, NONFINITE, symptom
 from diagnose.formatting import num
 from diagnose.report import Report, Symptom
 
@@ -38,7 +38,10 @@ def bad_initialization(f: Facts, report: Report) -> Symptom | None:
 
 
 @symptom(
-    "lr-too-high", title="learning rate too high", related_tags=["divergence", "gradients", "nan"]
+    "lr-too-high",
+    title="learning rate too high",
+    related_tags=["divergence", "gradients", "nan"],
+    reads=(NONFINITE, DIVERGED),
 )
 def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     if f.get("event.step") == 0 and f.get("event.phase") != "optimizer":
@@ -47,11 +50,7 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
         return None  # the batch came in non-finite: no update made it so
     parts: list[float] = []
     evidence: list[str] = []
-    ratio = f.get("lr_vs_typical")
-    lr_note = (
-        f"lr {num(f.get('lr'))} is {num(ratio)}x the usual {num(f.get('lr.typical'))} "
-        f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
-    )
+    ratio, lr_note = _lr_ratio(f)
     if ratio is not None and ratio >= 10:
         # Two orders of magnitude above the optimizer's usual lr is a cause on its own: the
         # trends and overflows that follow (exploding gradients, exp of a drifting input) are
@@ -59,6 +58,14 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
         parts.append(0.9 if ratio >= 100 else 0.45)
         evidence.append(lr_note)
     trend_parts: list[float] = []
+    if f.get("event.kind") == "exception":
+        growth = f["run.loss_growth"]  # read only for a divergence (symptoms.detect)
+        trend_parts.append(0.75 if growth >= 100 else 0.6)
+        evidence.append(
+            f"the loss grew {num(growth)}x over the run ({num(f.get('run.loss_start'))} -> "
+            f"{num(f.get('run.loss_end'))}) before the script raised "
+            f"{f.get('event.exception_type') or 'an exception'}"
+        )
     loss_trend, loss_rising = f.get("loss_trend"), f.get("loss.rising_steps", 0)
     if loss_trend is not None and loss_trend >= 3 and loss_rising >= 2:
         trend_parts.append(0.75 if loss_trend >= 10 and loss_rising >= 3 else 0.45)
@@ -90,6 +97,22 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     if ratio is not None and ratio <= 1.5:
         confidence *= 0.85  # a steady divergence at an ordinary lr: still the lr, less surely
     return Symptom(id="lr-too-high", confidence=min(confidence, 0.95), evidence=evidence)
+
+
+def _lr_ratio(f: Facts) -> tuple[float | None, str]:
+    """How many times the usual lr the run's lr is, and that in words: against the optimizer's
+    usual lr, else (an update written by hand) the script's or framework's default."""
+    ratio = f.get("lr_vs_typical")
+    if ratio is not None:
+        return ratio, (
+            f"lr {num(f.get('lr'))} is {num(ratio)}x the usual {num(f.get('lr.typical'))} "
+            f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
+        )
+    ratio = None if f.get("optimizer") else f.get("lr_vs_usual")
+    return ratio, (
+        f"lr {num(f.get('lr'))} is {num(ratio)}x the usual {num(f.get('lr.usual'))} "
+        f"({f.get('lr.usual_source')})"
+    )
 
 
 @symptom(
@@ -141,7 +164,7 @@ def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="exploding-gradients", confidence=confidence, evidence=evidence)
 
 
-@symptom("no-grad-clipping", title="no gradient clipping")
+@symptom("no-grad-clipping", title="no gradient clipping", reads=(NONFINITE, DIVERGED))
 def no_grad_clipping(f: Facts, report: Report) -> Symptom | None:
     if f.get("grad_clip.enabled") or f.get("event.phase") == "input":
         return None

@@ -27,6 +27,9 @@ Detector = Callable[[Facts, Report], Symptom | None]
 NONFINITE, ANOMALY, EXCEPTION = "nonfinite", "anomaly", "exception"
 # ... or a run that stayed finite, read for whether it could learn.
 FINITE = "finite"
+# ... or an exception the script raised after its loss diverged (an overflow in its own
+# logging, ``math.exp`` of a loss of 900): the divergence is the cause, read as for inf/nan.
+DIVERGED = "diverged"
 
 
 @dataclass(frozen=True)
