@@ -17,7 +17,7 @@ from tests.conftest import EXAMPLES
 from tests.forked import run_python
 from tests.patches.helpers import report_for
 from tests.patches.test_learning_gallery import LEARNING
-from tests.test_gallery import PATCHED_AS_REPORTED
+from tests.test_gallery import CONFIG_PATCHED, PATCHED_AS_REPORTED
 
 # script -> (code on the event's line, or None when the patch does not need it; phase)
 EVENTS = {
@@ -59,8 +59,8 @@ DECLINED = {
         "the training loop on line 44 does not take its batches from a loader",
     ),
 }
-# scripts whose fix lives outside the script (a config file, a flag): tests/patches/test_settings.py
-OUTSIDE_THE_SCRIPT = {"configurator_high_lr.py"}
+# scripts whose fix lives in a config file: tests/test_gallery.py applies the reported diff
+OUTSIDE_THE_SCRIPT = set(CONFIG_PATCHED)
 EXPECTED = yaml.safe_load((EXAMPLES / "expected.yaml").read_text())
 LOSS = re.compile(r"loss (\S+)")
 
