@@ -7,6 +7,7 @@ from diagnose.render.numbers import (
     flags,
     learning_note,
     num,
+    optimizer_and_lr,
     safe,
     stats_of,
     stopped_note,
@@ -186,13 +187,14 @@ def _history(report: Report) -> list[str]:
 def _config(report: Report) -> list[str]:
     c = report.config
     clip = f"{c.grad_clip.kind}, max {num(c.grad_clip.max)}" if c.grad_clip else "none"
+    optimizer, lr = optimizer_and_lr(report)
     return [
         "",
         "## Config",
         "",
         f"- precision: `{_cell(c.precision)}`",
-        f"- optimizer: `{_cell(str(c.optimizer))}`",
-        f"- lr: {num(c.lr, 3)}",
+        f"- optimizer: `{_cell(optimizer)}`",
+        f"- lr: {lr}",
         f"- gradient clipping: {clip}",
         f"- GradScaler: {'yes' if c.grad_scaler else 'no'}",
     ]

@@ -18,6 +18,7 @@ __all__ = [
     "learning_note",
     "num",
     "one_line",
+    "optimizer_and_lr",
     "producer_frame",
     "safe",
     "stats_of",
@@ -74,6 +75,22 @@ def flags(stats: TensorStats | None) -> str:
     if stats.near_limit:
         out.append("near limit")
     return ", ".join(out)
+
+
+def optimizer_and_lr(report: Report) -> tuple[str, str]:
+    """The run's optimizer and lr in words (unsafe text): a run that updated its weights by
+    hand says so, with the lr its flag gave."""
+    from diagnose.patches.lr_size import flag_lr
+
+    config, learning = report.config, report.learning
+    optimizer, lr = config.optimizer, num(config.lr, 3)
+    by_hand = optimizer is None and learning is not None and learning.optimizers == 0
+    if by_hand and learning is not None and learning.backward_passes:
+        optimizer = "none (weights updated by hand)"
+        flag = flag_lr(report)
+        if config.lr is None and flag is not None:
+            lr = f"{num(flag, 3)} (its lr flag)"
+    return str(optimizer or "?"), lr
 
 
 def diverging_note(report: Report) -> str | None:

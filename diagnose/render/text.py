@@ -11,6 +11,7 @@ from diagnose.render.numbers import (
     learning_note,
     num,
     one_line,
+    optimizer_and_lr,
     producer_frame,
     safe,
     stats_of,
@@ -294,10 +295,11 @@ def _config(report: Report, s: _Style) -> list[str]:
     clip = "none"
     if c.grad_clip:
         clip = f"by {c.grad_clip.kind}, max {num(c.grad_clip.max)}"
+    optimizer, lr = optimizer_and_lr(report)
     parts = [
         f"precision {safe(c.precision)}",
-        f"optimizer {safe(c.optimizer or '?')}",
-        f"lr {num(c.lr, 3)}",
+        f"optimizer {safe(optimizer)}",
+        f"lr {lr}",
         f"gradient clipping {clip}",
         f"GradScaler {'yes' if c.grad_scaler else 'no'}",
     ]

@@ -65,3 +65,10 @@ def test_max_steps_counts_the_backward_passes_of_a_hand_written_update():
     assert report.status == "clean"
     assert report.learning.backward_passes == 7
     assert report.steps_recorded == 7
+
+
+def test_the_config_says_the_weights_were_updated_by_hand_with_the_flags_lr(diverged):
+    from diagnose.render.text import render_text
+
+    config = render_text(diverged).split("Config\n", 1)[1].splitlines()[0]
+    assert "optimizer none (weights updated by hand); lr 2.00e4 (its lr flag)" in config
