@@ -102,6 +102,7 @@ FACTS: dict[str, str] = {
     "grad_norm.first": "first finite gradient norm of the trend window",
     "grad_norm.last": "last finite gradient norm before the event",
     "grad_norm.max": "largest gradient norm of the trend window",
+    "grad_norm.run_max": "largest finite gradient norm of the whole run",
     "grad_norm_growth": "growth factor of the gradient norm over the trend window",
     "grad_norm.rising_steps": "steps in a row, up to the event, where the gradient norm rose by "
     "10% or more",

@@ -506,6 +506,14 @@ def _grad_history(history: list[Any], facts: Facts) -> None:
     if norms:
         _series_facts(facts, norms, "grad_norm", trend="grad_norm_growth")
         facts["grad_norm.max"] = max(norms)
+    whole = [
+        v
+        for r in history
+        for v in (num(r.grad_norm), num(get(_summary(r), "grad_norm_max")))
+        if v is not None and math.isfinite(v)
+    ]
+    if whole:
+        facts["grad_norm.run_max"] = max(whole)
     facts["grad_norm.nonfinite"] = any(
         _is_nonfinite_number(r.grad_norm) or _is_nonfinite_number(get(_summary(r), "grad_norm_max"))
         for r in history

@@ -13,6 +13,7 @@ from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import change_setting, origin_of
 from diagnose.patches.source import NoPatch, code_of, dotted
+from diagnose.trainconfig import Origin
 
 MAX_NORM = "1.0"
 CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
@@ -21,10 +22,13 @@ CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
 @patcher("enable-grad-clipping")
 def enable_grad_clipping(ctx: PatchContext) -> Patched:
     """Turn on the clipping the run switched off where it did (a flag, a config file, a
-    framework argument: a limit of 0); else insert a clip after each backward()."""
+    framework argument: a limit of 0), or lower a limit that never acted to one that does;
+    else insert a clip after each backward()."""
     origin = origin_of(ctx, "grad_clip.max")
     if origin is not None and isinstance(origin.value, (int, float)) and origin.value <= 0:
         return change_setting(ctx, origin, float(MAX_NORM), "the clipping limit")
+    if origin is not None and ctx.report.facts.get("symptom.clip-never-acts"):
+        return change_setting(ctx, origin, _acting_limit(ctx, origin), "the clipping limit")
     script = ctx.script
     existing = script.calls(*CLIP_NAMES)
     if existing:
@@ -43,6 +47,20 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
     if any(scaler for _, scaler in backwards):
         note += ", after unscaling them from the GradScaler"
     return Patched(edit.result(), note)
+
+
+def _acting_limit(ctx: PatchContext, origin: Origin) -> float:
+    """A clipping limit that acts: the script's own default of the flag a token raised (its
+    author's choice), else 1.0."""
+    from diagnose.patches.lr_size import script_flag_default
+
+    value = float(origin.value) if isinstance(origin.value, (int, float)) else None
+    if origin.kind == "argv" and origin.key and value is not None:
+        dest = origin.key.lstrip("-").replace("-", "_")
+        default = script_flag_default(ctx.report.script.path, dest)
+        if default is not None and 0 < default < value:
+            return default
+    return float(MAX_NORM)
 
 
 @patcher("unscale-before-clipping")

@@ -170,14 +170,15 @@ def _overridden_flag_default(report: Report) -> Usual | None:
             continue
         if not isinstance(value, int | float) or (lr is not None and float(value) != lr):
             continue
-        default = _script_flag_default(report.script.path, dest)
+        default = script_flag_default(report.script.path, dest)
         if default is not None and default > 0 and default != float(value):
             return Usual(default, f"the script's default of {option}")
     return None
 
 
-def _script_flag_default(path: str, dest: str) -> float | None:
-    """The numeric ``default=`` of the script's ``add_argument`` for ``dest``, if readable."""
+def script_flag_default(path: str, dest: str) -> float | None:
+    """The numeric ``default=`` of the script's ``add_argument`` for ``dest``, if readable
+    (what the script's author chose for the setting a flag overrode)."""
     from diagnose.patches.source import Script
 
     try:

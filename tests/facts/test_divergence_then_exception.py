@@ -72,3 +72,11 @@ def test_the_config_says_the_weights_were_updated_by_hand_with_the_flags_lr(dive
 
     config = render_text(diverged).split("Config\n", 1)[1].splitlines()[0]
     assert "optimizer none (weights updated by hand); lr 2.00e4 (its lr flag)" in config
+
+
+def test_a_clip_limit_above_every_gradient_norm_is_lowered_to_the_scripts_default(diverged):
+    symptoms = {s.id: s for s in diverged.symptoms}
+    assert "clipping never acted" in symptoms["clip-never-acts"].evidence[0]
+    fix = next(f for f in diverged.fixes if f.id == "enable-grad-clipping")
+    assert fix.patch_argv == ["--lr", "20000", "--clip", "0.25"], fix.patch_note
+    assert [f.id for f in diverged.fixes].index("lower-learning-rate") == 0

@@ -180,3 +180,31 @@ def no_grad_clipping(f: Facts, report: Report) -> Symptom | None:
         confidence=confidence,
         evidence=["no gradient clipping (clip_grad_norm_ / clip_grad_value_) was seen in the run"],
     )
+
+
+@symptom(
+    "clip-never-acts",
+    title="gradient clipping that never clips",
+    related_tags=["gradient-clipping", "divergence", "gradients"],
+    reads=(NONFINITE, DIVERGED),
+)
+def clip_never_acts(f: Facts, report: Report) -> Symptom | None:
+    """A clip-by-norm whose limit is above every gradient norm the run saw did nothing: in a
+    diverging run it is as if there were no clipping (a limit raised by a flag or a config)."""
+    if not f.get("grad_clip.enabled") or f.get("grad_clip.kind") != "norm":
+        return None
+    limit, largest = f.get("grad_clip.max"), f.get("grad_norm.run_max")
+    if not isinstance(limit, int | float) or not isinstance(largest, int | float):
+        return None
+    if largest <= 0 or limit <= largest * threshold("clip_never_acts_margin", 1.01):
+        return None
+    if not (lr_too_high(f, report) or exploding_gradients(f, report)):
+        return None  # a run that does not diverge needs no clipping to act
+    return Symptom(
+        id="clip-never-acts",
+        confidence=0.6,
+        evidence=[
+            f"gradients are clipped at a norm of {num(limit)}, above every gradient norm the "
+            f"run saw (the largest {num(largest)}): the clipping never acted"
+        ],
+    )
