@@ -384,7 +384,10 @@ def _prepended(body: cst.BaseSuite, first: list) -> cst.IndentedBlock:
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
-    """A ``git apply``-able unified diff of one file (``a/NAME`` -> ``b/NAME``)."""
+    """A ``git apply``-able unified diff of one file (``a/NAME`` -> ``b/NAME``). An absolute
+    ``NAME`` (a config file outside the working directory) is headed ``a/abs/path``, which
+    ``patch -p1`` applies from ``/``, not ``a//abs/path``."""
+    name = name.lstrip("/")
     return "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True),

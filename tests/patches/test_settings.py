@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,24 @@ def test_an_lr_from_a_config_file_is_fixed_by_a_diff_of_that_file(project):
     assert result.file == str(project / "override.py")
     assert "-learning_rate = 1e3\n+learning_rate = 100.0\n" in result.diff
     assert "a/override.py" in result.diff and "override.py:1" in result.note
+
+
+def test_a_config_file_outside_the_working_directory_gets_a_diff_patch_applies_from_root(
+    project, tmp_path, monkeypatch
+):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = project / "override.py"
+    report = _report(project / "train.py", [str(config)], {"lr": _file_origin(config)})
+    result = make_patch("lower-learning-rate", project / "train.py", report)
+    name = str(config).lstrip("/")
+    assert result.diff.startswith(f"--- a/{name}\n+++ b/{name}\n")
+    done = subprocess.run(
+        ["git", "apply", "-p1", "-"], input=result.diff, cwd="/", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert config.read_text() == "learning_rate = 100.0\nmax_iters = 5\n"
 
 
 def test_an_origin_the_file_no_longer_holds_makes_no_change(project):
