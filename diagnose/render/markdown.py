@@ -130,7 +130,8 @@ def _fixes(report: Report) -> list[str]:
         if fix.rules:
             out += [f"Rules: {', '.join(f'`{_cell(r)}`' for r in fix.rules)}", ""]
         if fix.patch:
-            out += ["Patch against your script:", "", *_code(fix.patch, "diff"), ""]
+            target = f"`{_cell(fix.patch_file)}`" if fix.patch_file else "your script"
+            out += [f"Patch against {target}:", "", *_code(fix.patch, "diff"), ""]
         elif fix.patch_note:
             out += [f"_{_cell(fix.patch_note)}_", ""]
         if fix.example_patch:

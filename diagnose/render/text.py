@@ -190,7 +190,8 @@ def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
     for evidence in fix.evidence[:4]:
         lines.append(s.dim(f"     evidence: {safe(evidence)}"))
     if fix.patch:
-        lines.append("     patch against your script:")
+        target = "your script" if not fix.patch_file else safe(one_line(fix.patch_file))
+        lines.append(f"     patch against {target}:")
         lines += [f"       {_diff_line(line, s)}" for line in fix.patch.rstrip().splitlines()]
     else:
         if fix.patch_note:

@@ -204,3 +204,13 @@ def test_an_interruption_message_from_a_report_stays_inert():
     out = render(_interrupted_report("stopped \x1b[31mred\x1b[0m\nsecond line"), "text")
     assert "\x1b" not in out and "second line" not in out
     assert out.splitlines()[0].endswith("stopped red")  # the escape sequences removed whole
+
+
+def test_a_patch_of_a_config_file_is_headed_with_that_file_in_text_and_markdown():
+    report = nonfinite_report()
+    fix = report.fixes[0]
+    fix.patch_file = "conf/train\x1b[2J.yaml"
+    text, markdown = render(report, "text"), render(report, "markdown")
+    assert "patch against conf/train.yaml:" in text and "patch against your script" not in text
+    assert "Patch against `conf/train.yaml`:" in markdown
+    assert "\x1b" not in text + markdown

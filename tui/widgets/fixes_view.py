@@ -16,6 +16,7 @@ from textual.widgets import Label, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from diagnose.report import Fix, Report
+from diagnose.safetext import one_line
 from tui.text import Palette, diff_text, literal, num
 from tui.widgets.fix_list import FixList
 
@@ -177,7 +178,12 @@ def fix_detail(fix: Fix, palette: Palette, running: bool = False) -> Text:
             text.append_text(literal(item))
             text.append("\n")
         text.rstrip()
-    text.append("\n\nPatch against your script\n", style="bold underline")
+    if fix.patch and fix.patch_file:
+        text.append("\n\nPatch against ", style="bold underline")
+        text.append_text(literal(one_line(fix.patch_file), "bold underline"))
+        text.append("\n")
+    else:
+        text.append("\n\nPatch against your script\n", style="bold underline")
     if fix.patch:
         text.append_text(diff_text(fix.patch, palette))
     else:
