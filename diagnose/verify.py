@@ -205,7 +205,7 @@ def run_change(
                 None, f"not verified: the patched run was still going after {timeout:g}s"
             )
         if not report_path.exists():
-            last = (strip_escapes(done.stderr).strip().splitlines() or ["no output"])[-1]
+            last = _last_line(done.stderr) or "no output"
             return Outcome(None, f"patched run could not be checked: {last}")
         data = json.loads(report_path.read_text(encoding="utf-8"))
     outcome = _judge(data, max_steps, must_learn, _ending(done.returncode, done.stderr))
@@ -272,8 +272,13 @@ def _ending(returncode: int, stderr: str) -> str:
             how = f"killed by signal {-returncode}"
     else:
         how = f"exited {returncode}"
-    last = (strip_escapes(stderr).strip().splitlines() or [""])[-1]
+    last = _last_line(stderr)
     return f"{how}: {last}" if last else how
+
+
+def _last_line(stderr: str) -> str:
+    """The last line a process wrote to stderr, without escape sequences ("" for none)."""
+    return (strip_escapes(stderr).strip().splitlines() or [""])[-1]
 
 
 def _env(script: Path) -> dict[str, str]:

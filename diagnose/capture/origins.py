@@ -44,7 +44,7 @@ MAX_BYTES = 1 << 20  # a config file; a bigger file is data, not settings
 def setting_values(config: dict[str, Any]) -> dict[str, float]:
     """The run's value of each setting a fix may change (the ones the capture knows)."""
     values: dict[str, Any] = {"lr": config.get("lr")}
-    if values["lr"] is None and not config.get("optimizer"):
+    if values["lr"] is None:
         values["lr"] = hand_written_lr(config)
     clip = config.get("grad_clip") or config.get("grad_clip_inactive") or {}
     hf = config.get("transformers") or {}
@@ -70,9 +70,8 @@ def hand_written_lr(config: dict[str, Any]) -> float | None:
         for dest, value in args.items()
         if isinstance(dest, str) and KEYS["lr"].match(dest.lower().replace("-", "_"))
     ]
-    if len(found) != 1 or _number(found[0]) is None or float(found[0]) <= 0:
-        return None
-    return float(found[0])
+    value = _number(found[0]) if len(found) == 1 else None
+    return value if value is not None and value > 0 else None
 
 
 def find_origins(

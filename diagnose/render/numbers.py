@@ -84,8 +84,12 @@ def optimizer_and_lr(report: Report) -> tuple[str, str]:
 
     config, learning = report.config, report.learning
     optimizer, lr = config.optimizer, num(config.lr, 3)
-    by_hand = optimizer is None and learning is not None and learning.optimizers == 0
-    if by_hand and learning is not None and learning.backward_passes:
+    if (
+        optimizer is None
+        and learning is not None
+        and learning.optimizers == 0
+        and learning.backward_passes
+    ):
         optimizer = "none (weights updated by hand)"
         flag = flag_lr(report)
         if config.lr is None and flag is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from diagnose.facts.extract import Facts
 from diagnose.facts.heuristics import threshold
+from diagnose.facts.symptoms.detect import diverged_then_raised
 from diagnose.facts.symptoms.evidence import driven_by_lr, noisy_or, place
 from diagnose.facts.symptoms.registry import DIVERGED, NONFINITE, symptom
 from diagnose.formatting import num
@@ -58,8 +59,8 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
         parts.append(0.9 if ratio >= 100 else 0.45)
         evidence.append(lr_note)
     trend_parts: list[float] = []
-    if f.get("event.kind") == "exception":
-        growth = f["run.loss_growth"]  # read only for a divergence (symptoms.detect)
+    if diverged_then_raised(f):
+        growth = f["run.loss_growth"]
         trend_parts.append(0.75 if growth >= 100 else 0.6)
         evidence.append(
             f"the loss grew {num(growth)}x over the run ({num(f.get('run.loss_start'))} -> "
