@@ -516,6 +516,11 @@ class Learning(_Model):
     last_grad: GradNote | None = Field(
         None, description="The last trainable layer and its gradient norm, on the same step."
     )
+    layer_grads: list[GradNote] = Field(
+        default_factory=list,
+        description="Each trainable layer's gradient norm on the same step, in forward order "
+        "(at most 24, spread through the depth; the first and the last always kept).",
+    )
 
 
 class Report(_Model):

@@ -28,6 +28,7 @@ _KINDS: tuple[tuple[type[nn.Module], str], ...] = (
     (nn.Sigmoid, "sigmoid"),
 )
 _MODULES = 64  # activation modules recorded per pass
+LAYERS_SHOWN = 24  # layers whose gradient norms a report keeps (spread through the depth)
 # not the ends whose gradients are compared: an embedding's rows and a norm's scale get
 # gradients of another size by their nature
 _NOT_LAYERS = (
@@ -57,10 +58,11 @@ class ActivationWatch:
         self.stats: dict[str, ActivationStat] = {}
         self.first_grad: tuple[str, float] | None = None
         self.last_grad: tuple[str, float] | None = None
+        self.layer_grads: list[tuple[str, float]] = []
         self._handle: Any = None
         self._pending: list[tuple[nn.Module, str, torch.Tensor]] = []
         self._order: list[weakref.ref] = []  # trainable modules in forward order
-        self._ends: tuple[weakref.ref, weakref.ref] | None = None
+        self._layers: list[weakref.ref] = []  # the armed pass's layers, first call of each
         self._names: dict[int, str] = {}
 
     @property
@@ -88,7 +90,7 @@ class ActivationWatch:
         self._handle = None
         pending, self._pending = self._pending, []
         if len(self._order) >= 2:
-            self._ends = (self._order[0], self._order[-1])
+            self._layers = _spread(_first_calls(self._order), LAYERS_SHOWN)
         self._order = []
         if not pending:
             return
@@ -102,20 +104,28 @@ class ActivationWatch:
                 stat.share, stat.checks = share, stat.checks + 1
 
     def read_gradients(self, roots: list[nn.Module]) -> None:
-        """Before the step that follows an armed pass: the first and the last trainable
-        layer's gradient norms (one host read)."""
-        ends, self._ends = self._ends, None
-        modules = [ref() for ref in ends] if ends else []
-        if len(modules) != 2 or any(m is None for m in modules):
+        """Before the step that follows an armed pass: the gradient norm of each layer it ran
+        (at most ``LAYERS_SHOWN``, the first and the last always among them), in one host read.
+        """
+        layers, self._layers = self._layers, []
+        modules = [m for m in (ref() for ref in layers) if m is not None]
+        if len(modules) != len(layers) or len(modules) < 2:
             return
         grads = [[p.grad for p in trainable(m) if p.grad is not None] for m in modules]
-        if not all(grads):
+        if not grads[0] or not grads[-1]:
             return
+        kept = [(m, g) for m, g in zip(modules, grads, strict=True) if g]
         with torch.no_grad():
-            norms = [torch.stack(torch._foreach_norm(g)).float().norm() for g in grads]
-            first, last = torch.stack(norms).tolist()
-        self.first_grad = (self._name(modules[0], roots), first)
-        self.last_grad = (self._name(modules[1], roots), last)
+            flat = torch._foreach_norm([g for _, group in kept for g in group])
+            norms, at = [], 0
+            for _, group in kept:
+                norms.append(torch.stack(flat[at : at + len(group)]).float().norm())
+                at += len(group)
+            values = torch.stack(norms).tolist()
+        self.layer_grads = [
+            (self._name(m, roots), v) for (m, _), v in zip(kept, values, strict=True)
+        ]
+        self.first_grad, self.last_grad = self.layer_grads[0], self.layer_grads[-1]
 
     def _post(self, module: nn.Module, args: tuple, output: Any) -> None:
         if len(self._order) < 10_000 and not isinstance(module, _NOT_LAYERS) and trainable(module):
@@ -146,3 +156,23 @@ class ActivationWatch:
                 type(module).__name__,
             )
         return self._names[key]
+
+
+def _first_calls(order: list[weakref.ref]) -> list[weakref.ref]:
+    """Each module once, where the pass first called it (a cell run per time step repeats)."""
+    seen: set[int] = set()
+    out: list[weakref.ref] = []
+    for ref in order:
+        module = ref()
+        if module is not None and id(module) not in seen:
+            seen.add(id(module))
+            out.append(ref)
+    return out
+
+
+def _spread(items: list[weakref.ref], most: int) -> list[weakref.ref]:
+    """At most ``most`` of ``items``, evenly through them, the first and the last kept."""
+    if len(items) <= most:
+        return items
+    step = (len(items) - 1) / (most - 1)
+    return [items[round(i * step)] for i in range(most)]

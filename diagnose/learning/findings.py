@@ -278,7 +278,7 @@ def unnormalized(learning: Learning, report: Report) -> Symptom | None:
     base = 0.85 if ratio > 0.9 else 0.6 if ratio > 0.5 else 0.4
     return Symptom(
         id="unnormalized-inputs",
-        confidence=_by_length(base, len(_curve(learning, report))),
+        confidence=_by_length(base, len(loss_curve(learning, report))),
         evidence=[
             f"the input of {learning.input_module} has mean {num(learning.input_mean)}, std "
             f"{num(learning.input_std)} and range [{num(learning.input_min)}, "
@@ -288,12 +288,27 @@ def unnormalized(learning: Learning, report: Report) -> Symptom | None:
     )
 
 
-def at_chance(learning: Learning, report: Report) -> Symptom | None:
+def chance_level(learning: Learning) -> tuple[int, float] | None:
+    """The classes of the run's classification loss and the loss of a uniform guess, ln(C)."""
     classes = next((x.classes for x in learning.losses if x.classes and x.classes >= 2), None)
-    curve = _curve(learning, report)
-    if classes is None or len(curve) < MIN_CURVE:
+    return None if classes is None else (classes, math.log(classes))
+
+
+def loss_curve(learning: Learning, report: Report) -> list[float]:
+    """The finite losses of the run, a value per optimizer step (per backward pass when it
+    took none); the rows that summarise a long run's middle are left out."""
+    losses = [row.loss for row in report.history if row.loss is not None and row.summary is None]
+    if not losses:
+        losses = learning.loss_series
+    return [x for x in losses if math.isfinite(x)]
+
+
+def at_chance(learning: Learning, report: Report) -> Symptom | None:
+    level = chance_level(learning)
+    curve = loss_curve(learning, report)
+    if level is None or len(curve) < MIN_CURVE:
         return None
-    chance = math.log(classes)
+    classes, chance = level
     tail = curve[-max(5, len(curve) // 4) :]
     if min(_smoothed(curve)) < 0.85 * chance or sum(tail) / len(tail) < 0.9 * chance:
         return None
@@ -313,7 +328,7 @@ def at_chance(learning: Learning, report: Report) -> Symptom | None:
 
 def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     change = learning.weight_change
-    curve = _curve(learning, report)
+    curve = loss_curve(learning, report)
     if change is None or change >= 1e-4 or len(curve) < MIN_CURVE:
         return None
     ratio = _loss_ratio(learning, report)
@@ -340,7 +355,9 @@ def dying_relus(learning: Learning, report: Report) -> Symptom | None:
     names = ", ".join(f"{a.name} {a.share:.0%}" for a in dead[:4])
     return Symptom(
         id="dying-relus",
-        confidence=_by_length(0.85 if worst.share >= 0.95 else 0.6, len(_curve(learning, report))),
+        confidence=_by_length(
+            0.85 if worst.share >= 0.95 else 0.6, len(loss_curve(learning, report))
+        ),
         evidence=[
             f"share of exact zeros out of the ReLUs on the last check: {names} (a healthy ReLU "
             f"gives about half): a unit at 0 passes no gradient, so it never recovers; {ratio}"
@@ -357,7 +374,7 @@ def saturated(learning: Learning, report: Report) -> Symptom | None:
     base = 0.85 if max(a.share for a in flat) >= 0.75 else 0.65
     return Symptom(
         id="saturated-activations",
-        confidence=_by_length(base, len(_curve(learning, report))),
+        confidence=_by_length(base, len(loss_curve(learning, report))),
         evidence=[
             f"share of inputs beyond +-5 on the last check: {names}: there tanh and sigmoid are "
             f"flat (derivative below 0.01), so almost no gradient passes them; {ratio}"
@@ -376,7 +393,7 @@ def vanishing(learning: Learning, report: Report) -> Symptom | None:
     orders = math.log10(1 / fraction) if fraction > 0 else math.inf
     return Symptom(
         id="vanishing-gradients",
-        confidence=_by_length(0.85 if orders >= 5 else 0.65, len(_curve(learning, report))),
+        confidence=_by_length(0.85 if orders >= 5 else 0.65, len(loss_curve(learning, report))),
         evidence=[
             f"on the last checked step the first layer, {first.module}, got a gradient norm of "
             f"{num(first.norm)}, the last, {last.module}, {num(last.norm)}: "
@@ -392,15 +409,12 @@ def _stalled(learning: Learning, report: Report) -> str | None:
     ratio = _loss_ratio(learning, report)
     if ratio is None or ratio >= 0.9:
         return None if ratio is None else f"the loss stayed at {ratio:.0%} of its start"
-    classes = next((x.classes for x in learning.losses if x.classes and x.classes >= 2), None)
-    curve = _curve(learning, report)
+    level = chance_level(learning)
+    curve = loss_curve(learning, report)
     tail = curve[-max(5, len(curve) // 4) :]
     end = sum(tail) / len(tail)
-    if classes is not None and end >= 0.9 * math.log(classes):
-        return (
-            f"the loss ended at {num(end)}, not below the chance level "
-            f"ln({classes}) = {num(math.log(classes))}"
-        )
+    if level is not None and end >= 0.9 * level[1]:
+        return f"the loss ended at {num(end)}, not below the chance level ln({level[0]}) = {num(level[1])}"
     return None
 
 
@@ -424,15 +438,8 @@ CURVE_INDEPENDENT: list[Detector] = [schedule_collapse]
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _curve(learning: Learning, report: Report) -> list[float]:
-    losses = [row.loss for row in report.history if row.loss is not None and row.summary is None]
-    if not losses:
-        losses = learning.loss_series
-    return [x for x in losses if math.isfinite(x)]
-
-
 def _loss_ratio(learning: Learning, report: Report) -> float | None:
-    curve = _curve(learning, report)
+    curve = loss_curve(learning, report)
     if len(curve) < MIN_CURVE:
         return None
     span = max(3, len(curve) // 10)

@@ -154,8 +154,10 @@ class LearningWatch:
         self._check_mode(optimizers)
         if not self._constructed:
             self._without_optimizer(loss)
-        elif self._backward in _EARLY_PASSES and not self._steps:
-            self._say_early(f"backward pass {self._backward}")
+        elif not self._steps:
+            self._keep_loss(loss)  # until a step is taken, the passes are the run's history
+            if self._backward in _EARLY_PASSES:
+                self._say_early(f"backward pass {self._backward}")
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._optimizers.add(optimizer)
@@ -199,7 +201,15 @@ class LearningWatch:
             self._motion.start([p for p in params if p.requires_grad])
         elif self._backward % _SAMPLE_EVERY == 0:
             self._motion.measure()
-        if (self._backward - 1) % self._stride:
+        self._keep_loss(loss)
+
+    def _keep_loss(self, loss: Any) -> None:
+        """The loss of this backward pass joins the series, thinned to ``_SERIES`` values."""
+        if (
+            not isinstance(loss, torch.Tensor)
+            or loss.numel() != 1
+            or (self._backward - 1) % self._stride
+        ):
             return
         self._series.append(float(loss.detach()))
         if len(self._series) >= _SERIES:
@@ -254,7 +264,8 @@ class LearningWatch:
             ],
             first_grad=_grad_note(self._activations.first_grad),
             last_grad=_grad_note(self._activations.last_grad),
-            loss_series=list(self._series),
+            layer_grads=[GradNote(module=m, norm=n) for m, n in self._activations.layer_grads],
+            loss_series=[] if self._steps else list(self._series),
         )
 
 

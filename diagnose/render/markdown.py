@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
     diverging_note,
     flags,
@@ -25,12 +26,24 @@ def _code(text: str, lang: str = "") -> list[str]:
     return [f"{fence}{lang}", safe(text.rstrip()), fence]
 
 
+def _learning(report: Report) -> list[str]:
+    evidence = learning_evidence(report)
+    if evidence is None:
+        return []
+    bullets = [
+        f"- {_cell(line)}" for line in (evidence.loss, evidence.lr, evidence.gradients) if line
+    ]
+    curve = ["", *_code(evidence.curve)] if evidence.curve else []
+    return ["", "## Learning", "", *bullets, *curve]
+
+
 def render_markdown(report: Report) -> str:
     out: list[str] = [f"# diagnose report: `{_cell(report.script.path)}`", ""]
     out += _verdict(report)
     for warning in report.warnings:
         out += ["", f"> warning: {_cell(warning)}"]
     out += _symptoms(report)
+    out += _learning(report)
     out += _fixes(report)
     out += _frames(report)
     out += _history(report)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import textwrap
 
+from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
     diverging_note,
     flags,
@@ -56,6 +57,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
     for warning in report.warnings:
         out.append(f"warning: {safe(warning)}")
     out += _symptoms(report, s)
+    out += _learning(report, s)
     if report.fixes:
         out += ["", s.bold("Fixes, best first")]
         for rank, fix in enumerate(report.fixes, 1):
@@ -80,6 +82,13 @@ def _symptoms(report: Report, s: _Style) -> list[str]:
         out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
         out += [f"      {safe(e)}" for e in symptom.evidence]
     return out
+
+
+def _learning(report: Report, s: _Style) -> list[str]:
+    evidence = learning_evidence(report)
+    if evidence is None:
+        return []
+    return ["", s.bold("Learning"), *(f"  {safe(line)}" for line in evidence.lines())]
 
 
 def _matches(report: Report, s: _Style) -> list[str]:

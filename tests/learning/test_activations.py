@@ -127,3 +127,39 @@ def test_a_vanished_gradient_needs_orders_of_magnitude_and_a_stalled_loss():
 def test_dead_units_explain_the_vanished_gradient_without_restating_it():
     dead = _with(ActivationNote(name="Net.1", kind="relu", share=1.0), first=0.0)
     assert _ids(dead, FLAT) == ["dying-relus"]
+
+
+def test_every_layer_gets_its_gradient_norm_in_forward_order():
+    learning = _train(_mlp(depth=3))
+    names = [layer.module for layer in learning.layer_grads]
+    assert names == ["Sequential.0", "Sequential.2", "Sequential.4", "Sequential.6"]
+    assert all(layer.norm > 0 for layer in learning.layer_grads)
+    assert learning.first_grad == learning.layer_grads[0]
+    assert learning.last_grad == learning.layer_grads[-1]
+
+
+def test_a_deep_net_keeps_a_spread_of_its_layers_with_both_ends():
+    learning = _train(_mlp(depth=40), steps=12)
+    names = [layer.module for layer in learning.layer_grads]
+    assert len(names) == 24
+    assert names[0] == "Sequential.0" and names[-1] == "Sequential.80"
+    depths = [int(name.split(".")[1]) for name in names]
+    assert depths == sorted(depths) and len(set(depths)) == 24
+
+
+def test_a_layer_called_at_every_time_step_is_listed_once():
+    class Recurrent(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cell = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = x
+            for _ in range(5):
+                h = torch.tanh(self.cell(h))
+            return self.head(h)
+
+    torch.manual_seed(2)
+    learning = _train(Recurrent())
+    assert [layer.module for layer in learning.layer_grads] == ["Recurrent.cell", "Recurrent.head"]

@@ -280,6 +280,28 @@ def test_a_run_without_torch_optim_keeps_its_loss_per_backward_pass() -> None:
     assert len(evidence.loss_series) == 10 and evidence.loss_series[-1] < evidence.loss_series[0]
 
 
+def test_a_run_whose_optimizer_never_steps_keeps_its_loss_per_backward_pass() -> None:
+    evidence = _watch(_loop(_mlp(), step=False))
+    assert evidence.optimizer_steps == 0 and evidence.backward_passes == 6
+    assert len(evidence.loss_series) == 6
+
+
+def test_a_run_that_steps_after_accumulating_keeps_no_backward_series() -> None:
+    model = _mlp()
+    x, y = _data()
+
+    def accumulate_then_step() -> None:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for i in range(6):
+            F.cross_entropy(model(x[i * 8 : i * 8 + 8]), y[i * 8 : i * 8 + 8]).backward()
+            if i % 3 == 2:
+                optimizer.step()
+                optimizer.zero_grad()
+
+    evidence = _watch(accumulate_then_step)
+    assert evidence.optimizer_steps == 2 and evidence.loss_series == []
+
+
 def test_the_watch_puts_back_everything_it_wrapped() -> None:
     before = (torch.autograd.backward, torch.optim.Optimizer.zero_grad, nn.Module.zero_grad)
     _watch(_loop(_mlp()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnose.report import Report
+from diagnose.report import GradNote, Learning, LossInput, Report, ScriptInfo, StepRecord, Symptom
 
 
 def nonfinite_report(module: str = "net.fc2") -> Report:
@@ -112,4 +112,32 @@ def nonfinite_report(module: str = "net.fc2") -> Report:
                 },
             ],
         }
+    )
+
+
+AT_CHANCE = Symptom(id="loss-at-chance", confidence=0.85, evidence=["the loss stayed at 2.3"])
+
+
+def silent_report(
+    losses: list[float],
+    lrs: list[float] | None = None,
+    layers: tuple[str, ...] = ("net.fc1", "net.fc2"),
+    status: str = "silent",
+) -> Report:
+    """A finite run whose loss sat at the chance level: its history, losses and layers."""
+    lrs = lrs or [1e-3] * len(losses)
+    return Report(
+        status=status,
+        script=ScriptInfo(path="train.py"),
+        history=[
+            StepRecord(step=i, loss=x, lr=lr)
+            for i, (x, lr) in enumerate(zip(losses, lrs, strict=True))
+        ],
+        symptoms=[AT_CHANCE],
+        learning=Learning(
+            optimizer_steps=len(losses),
+            backward_passes=len(losses),
+            losses=[LossInput(function="cross_entropy", classes=10)],
+            layer_grads=[GradNote(module=m, norm=0.5 * (i + 1)) for i, m in enumerate(layers)],
+        ),
     )

@@ -6,6 +6,7 @@ import time
 
 from textual.widgets import Markdown
 
+from tests.render.sample_reports import silent_report
 from tests.tui.conftest import notice, notifications
 from tui.app import DiagnoseApp
 from tui.widgets.fix_list import FixList
@@ -112,3 +113,12 @@ async def test_matches_render_dataset_records_as_markdown(exception_report):
             assert "### Solutions" in markdown and "### Example fix" in markdown
         else:
             assert "dataset" in markdown
+
+
+async def test_a_run_that_did_not_learn_shows_its_curves_above_the_plots():
+    app = DiagnoseApp(silent_report([2.31, 2.2, 2.05, 2.3, 2.28], layers=("net.fc1", "net.fc2")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _visit_all(app, pilot)
+        assert app.query_one(Verdict).render().plain.startswith("✗ NOT LEARNING")
+        shown = app.query_one("#learning-evidence").render().plain
+        assert "chance level ln(10)" in shown and "net.fc1 0.5, net.fc2 1" in shown

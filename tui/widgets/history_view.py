@@ -10,7 +10,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from diagnose.render.learning import learning_evidence
 from diagnose.report import Report
+from tui.text import literal
 from tui.widgets.step_plot import StepPlot
 
 SERIES = (
@@ -38,6 +40,9 @@ class HistoryView(VerticalScroll):
         history = self.report.history
         event = self.report.event
         event_step = event.step if event is not None else None
+        evidence = learning_evidence(self.report)
+        if evidence is not None:
+            yield Static(_learning(evidence.lines()), id="learning-evidence")
         if not history:
             yield Static(Text("No per-step history in this report.", style="dim"))
             return
@@ -52,6 +57,13 @@ class HistoryView(VerticalScroll):
         notes = _notes(self.report)
         if notes:
             yield Static(notes, id="history-notes")
+
+
+def _learning(lines: list[str]) -> Text:
+    """What the curves show about learning, above the plots (the lines are the text report's)."""
+    text = Text("Learning\n", style="bold")
+    text.append_text(Text("\n").join(literal(line) for line in lines))
+    return text
 
 
 def _notes(report: Report) -> Text:

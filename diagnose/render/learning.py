@@ -1,0 +1,123 @@
+"""The evidence behind a "not learning" verdict, as lines every output format shows.
+
+A finding such as "the loss stays at the chance level" is a claim about curves; the reader
+should see them: the loss from its start to its end against the chance level, the lr over the
+run, and how the gradient spreads over the layers. The lines are raw text (module names come
+from the user's model): callers escape them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from diagnose.learning.findings import chance_level
+from diagnose.render.numbers import learning_note, num
+from diagnose.report import Report
+
+BARS = "▁▂▃▄▅▆▇█"
+CURVE_WIDTH = 48
+
+
+@dataclass(frozen=True)
+class LearningEvidence:
+    """What a finite run's curves show, each a line of text."""
+
+    loss: str | None
+    curve: str | None
+    lr: str | None
+    gradients: str | None
+
+    def lines(self) -> list[str]:
+        return [line for line in (self.loss, self.curve, self.lr, self.gradients) if line]
+
+
+def learning_evidence(report: Report) -> LearningEvidence | None:
+    """For a run with a finding of not learning: its loss, lr and per-layer gradient lines."""
+    if learning_note(report) is None or report.learning is None:
+        return None
+    learning = report.learning
+    level = chance_level(learning)
+    losses = _series(report, "loss")
+    if losses:
+        loss = _loss_line(losses, level)
+    else:
+        losses = [(0, x) for x in learning.loss_series if math.isfinite(x)]
+        loss = _pass_loss_line([x for _, x in losses], learning.backward_passes, level)
+    curve = [x for _, x in losses]
+    evidence = LearningEvidence(
+        loss=loss,
+        curve=f"{_sparkline(curve)}  ({num(min(curve))} to {num(max(curve))})"
+        if len(curve) >= 3
+        else None,
+        lr=_lr_line(_series(report, "lr")),
+        gradients=_gradient_line(report),
+    )
+    return evidence if evidence.lines() else None
+
+
+def _series(report: Report, field: str) -> list[tuple[int, float]]:
+    values = ((row.step, getattr(row, field)) for row in report.history)
+    return [(step, value) for step, value in values if value is not None and math.isfinite(value)]
+
+
+def _loss_line(losses: list[tuple[int, float]], level: tuple[int, float] | None) -> str:
+    (first_at, first), (last_at, last) = losses[0], losses[-1]
+    low_at, low = min(losses, key=lambda point: point[1])
+    line = f"loss {num(first)} at step {first_at} -> {num(last)} at step {last_at}"
+    if low < min(first, last):
+        line += f", lowest {num(low)} at step {low_at}"
+    return line + _chance(level)
+
+
+def _pass_loss_line(
+    losses: list[float], passes: int, level: tuple[int, float] | None
+) -> str | None:
+    """A run without optimizer steps: its losses were sampled at backward passes."""
+    if not losses:
+        return None
+    line = f"loss {num(losses[0])} at the first backward pass -> {num(losses[-1])} by pass {passes}"
+    if min(losses) < min(losses[0], losses[-1]):
+        line += f", lowest {num(min(losses))}"
+    return line + _chance(level)
+
+
+def _chance(level: tuple[int, float] | None) -> str:
+    return "" if level is None else f"; chance level ln({level[0]}) = {num(level[1])}"
+
+
+def _lr_line(lrs: list[tuple[int, float]]) -> str | None:
+    if not lrs:
+        return None
+    values = {value for _, value in lrs}
+    if len(values) == 1:
+        return f"lr {num(lrs[0][1])} at every recorded step"
+    (first_at, first), (last_at, last) = lrs[0], lrs[-1]
+    low_at, low = min(lrs, key=lambda point: point[1])
+    line = f"lr {num(first)} at step {first_at} -> {num(last)} at step {last_at}"
+    if low < min(first, last):
+        line += f", lowest {num(low)} at step {low_at}"
+    return line
+
+
+def _gradient_line(report: Report) -> str | None:
+    learning = report.learning
+    layers = learning.layer_grads if learning else []
+    if not layers:
+        return None
+    norms = ", ".join(f"{layer.module} {num(layer.norm)}" for layer in layers)
+    return f"gradient norm by layer on the last checked step, input side first: {norms}"
+
+
+def _sparkline(values: list[float]) -> str:
+    """The curve in bars, bucketed to ``CURVE_WIDTH`` means, from its lowest to its highest."""
+    width = min(CURVE_WIDTH, len(values))
+    buckets = [
+        values[i * len(values) // width : (i + 1) * len(values) // width] for i in range(width)
+    ]
+    means = [sum(bucket) / len(bucket) for bucket in buckets]
+    low, high = min(means), max(means)
+    if high - low <= 1e-6 * max(abs(high), 1e-12):
+        return BARS[0] * width
+    scale = (len(BARS) - 1) / (high - low)
+    return "".join(BARS[round((m - low) * scale)] for m in means)
