@@ -62,12 +62,7 @@ def _series(report: Report, field: str) -> list[tuple[int, float]]:
 
 
 def _loss_line(losses: list[tuple[int, float]], level: tuple[int, float] | None) -> str:
-    (first_at, first), (last_at, last) = losses[0], losses[-1]
-    low_at, low = min(losses, key=lambda point: point[1])
-    line = f"loss {num(first)} at step {first_at} -> {num(last)} at step {last_at}"
-    if low < min(first, last):
-        line += f", lowest {num(low)} at step {low_at}"
-    return line + _chance(level)
+    return _span("loss", losses) + _chance(level)
 
 
 def _pass_loss_line(
@@ -89,12 +84,17 @@ def _chance(level: tuple[int, float] | None) -> str:
 def _lr_line(lrs: list[tuple[int, float]]) -> str | None:
     if not lrs:
         return None
-    values = {value for _, value in lrs}
-    if len(values) == 1:
+    if len({value for _, value in lrs}) == 1:
         return f"lr {num(lrs[0][1])} at every recorded step"
-    (first_at, first), (last_at, last) = lrs[0], lrs[-1]
-    low_at, low = min(lrs, key=lambda point: point[1])
-    line = f"lr {num(first)} at step {first_at} -> {num(last)} at step {last_at}"
+    return _span("lr", lrs)
+
+
+def _span(name: str, points: list[tuple[int, float]]) -> str:
+    """'loss 2.3 at step 0 -> 2.1 at step 159, lowest 2 at step 80': the ends, and the lowest
+    point when it lies between them."""
+    (first_at, first), (last_at, last) = points[0], points[-1]
+    low_at, low = min(points, key=lambda point: point[1])
+    line = f"{name} {num(first)} at step {first_at} -> {num(last)} at step {last_at}"
     if low < min(first, last):
         line += f", lowest {num(low)} at step {low_at}"
     return line
