@@ -4,7 +4,11 @@
 library) may have done ``from torch.nn.utils import clip_grad_norm_`` before the capture
 started. So the function is wrapped in ``torch.nn.utils.clip_grad`` and the module-level names
 bound to the same function object (``torch.nn.utils`` itself, and the script's own bindings;
-see ``aliases``) are pointed at the wrapper too (all restored on uninstall). Under an enabled
+see ``aliases``) are pointed at the wrapper too (all restored on uninstall).
+``clip_grads_with_norm_`` (the clipping half of ``clip_grad_norm_``, which accelerate calls
+after its own ``get_total_norm``) is public only in ``torch.nn.utils``: ``clip_grad`` keeps it
+as ``_clip_grads_with_norm_`` and calls it from ``clip_grad_norm_``, so it is wrapped under its
+public name only, and a ``clip_grad_norm_`` call is not counted twice. Under an enabled
 GradScaler, the per-optimizer stage the scaler keeps tells whether ``scaler.unscale_(optimizer)``
 ran before the clip in this step, without a sync.
 """
@@ -19,7 +23,13 @@ from diagnose.capture.patching import ErrorLog, Patcher
 from diagnose.capture.precision import ScalerWatcher
 from diagnose.capture.values import json_safe, to_float
 
-_FUNCTIONS = {"clip_grad_norm_": "norm", "clip_grad_norm": "norm", "clip_grad_value_": "value"}
+_FUNCTIONS = {
+    "clip_grad_norm_": "norm",
+    "clip_grad_norm": "norm",
+    "clip_grads_with_norm_": "norm",
+    "clip_grad_value_": "value",
+}
+_NO_NORM_TYPE = {"clip_grads_with_norm_"}  # its third argument is the norm, not its type
 
 
 class _Kind:
@@ -41,15 +51,17 @@ class ClipWatcher:
         self._kinds: dict[str, _Kind] = {}
 
     def install(self, patcher: Patcher) -> None:
+        import torch.nn.utils as utils
         import torch.nn.utils.clip_grad as clip_grad
 
         wrappers: dict[int, tuple[Any, Any]] = {}
         for name, kind in _FUNCTIONS.items():
-            original = vars(clip_grad).get(name)
+            owner = clip_grad if name in vars(clip_grad) else utils
+            original = vars(owner).get(name)
             if original is None:
                 continue
             wrapper = patcher.wrap(
-                clip_grad, name, before=self._hook(kind, name), label=f"torch.nn.utils.{name}"
+                owner, name, before=self._hook(kind, name), label=f"torch.nn.utils.{name}"
             )
             if wrapper is not None:
                 wrappers[id(original)] = (original, wrapper)
@@ -71,7 +83,7 @@ class ClipWatcher:
                     v is limit or v == limit for v in record.max_values
                 ):
                     record.max_values.append(limit)
-            if kind == "norm":
+            if kind == "norm" and function not in _NO_NORM_TYPE:
                 record.norm_type = args[2] if len(args) > 2 else kwargs.get("norm_type", 2.0)
             for scaler in self._scalers.active():
                 stages = [state.get("stage") for state in scaler._per_optimizer_states.values()]

@@ -54,6 +54,25 @@ def test_a_name_imported_before_install_is_seen_and_restored(capture):
     assert imported_before_install is torch.nn.utils.clip_grad.clip_grad_norm_
 
 
+def test_clipping_by_a_norm_measured_apart_is_clipping_by_norm(capture):
+    # accelerate measures with get_total_norm, then clips with clip_grads_with_norm_, imported
+    # inside its own function at call time
+    model = mlp()
+
+    def clip_in_two_halves() -> None:
+        from torch.nn.utils import clip_grads_with_norm_, get_total_norm
+
+        params = list(model.parameters())
+        clip_grads_with_norm_(params, 0.25, get_total_norm([p.grad for p in params]))
+
+    train(model, torch.optim.SGD(model.parameters(), lr=0.1), before_step=clip_in_two_halves)
+    clip = snapshot(capture)["grad_clip"]
+    assert (clip["kind"], clip["max"], clip["calls"]) == ("norm", 0.25, 3)
+    assert clip["function"] == "torch.nn.utils.clip_grads_with_norm_"
+    capture.uninstall()
+    assert torch.nn.utils.clip_grads_with_norm_ is torch.nn.utils.clip_grad._clip_grads_with_norm_
+
+
 def test_clip_grad_norm_with_infinite_max_only_measures(capture):
     model = mlp()
     train(
