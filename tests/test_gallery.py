@@ -39,16 +39,18 @@ PATCHED_AS_REPORTED = [
     "fractional_power_distance.py",
     "hand_warmup_high_lr.py",
     "hand_written_sgd_sqrt_zero.py",
+    "lightning_rnn_exploding_grads.py",
     "loss_module_fp16_overflow.py",
     "masked_attention_empty_sequence.py",
 ]
 # Buggy scripts whose lr comes from a config file beside them (an exec'd configurator, a
-# CfgNode's YAML, HfArgumentParser's JSON, a Hydra config): the fix is a diff of that file.
+# CfgNode's YAML, HfArgumentParser's JSON, a Hydra config, a LightningCLI config): the fix is a diff of that file.
 CONFIG_PATCHED = {
     "configurator_high_lr.py": "configs/configurator_sgd.py",
     "cfgnode_yaml_high_lr.py": "configs/cfgnode_trainer.yaml",
     "hf_argparser_json_high_lr.py": "configs/hf_train_args.json",
     "hydra_yaml_high_lr.py": "configs/hydra_train.yaml",
+    "lightning_cli_yaml_high_lr.py": "configs/lightning_cli.yaml",
 }
 # a step's "loss 0.52", or the last line's "final 0.5" / "final loss 0.5"
 LOSS = re.compile(r"\b(?:loss|final) ([-+]?(?:\d[\d.eE+-]*|nan|inf))")

@@ -113,6 +113,8 @@ class LightningWatcher:
         self._init_args: weakref.WeakKeyDictionary[Any, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        # the arguments given a value other than their default: what a config or a call spelt
+        self._changed: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
 
     def install(self, patcher: Patcher, hooks: PostImportHooks) -> None:
         for name in LIGHTNING_MODULES:
@@ -128,12 +130,17 @@ class LightningWatcher:
 
         def constructed(_result: Any, trainer: Any, *args: Any, **kwargs: Any) -> None:
             given: dict[str, Any] = {}
+            changed: list[str] = []
             if signature is not None:
                 bound = signature.bind_partial(trainer, *args, **kwargs)
                 for key, value in list(bound.arguments.items())[1:]:
                     safe = json_safe(value)
                     given[key] = safe if safe is not UNSAFE else type(value).__name__
+                    if safe is not UNSAFE and not _is_default(signature, key, value):
+                        changed.append(key)
             self.add(trainer, given)
+            if changed:
+                self._changed[trainer] = changed
 
         patcher.wrap(trainer_class, "__init__", after=constructed, label="Trainer.__init__")
 
@@ -162,7 +169,20 @@ class LightningWatcher:
         described.update(_lightning_training_objects(trainer))
         if init_args:
             described["init_args"] = init_args
+        if trainer in self._changed:
+            described["init_changed"] = self._changed[trainer]
         config["lightning"] = described
+
+
+def _is_default(signature: inspect.Signature, key: str, value: Any) -> bool:
+    parameter = signature.parameters.get(key)
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return False
+    default = parameter.default
+    try:
+        return value is default or (type(value) is type(default) and bool(value == default))
+    except Exception:
+        return False
 
 
 def _lightning_training_objects(trainer: Any) -> dict[str, Any]:

@@ -13,6 +13,13 @@ library: the run's value is looked for
 A token wins over a file (a command line overrides a config file in every library that reads
 both); a config file wins over the script. Several places of the best kind that spell the
 value make the origin ambiguous: the first is kept and ``candidates`` says how many there were.
+
+A setting the run never set has no value to look for; a fix that turns it on (Lightning's
+``gradient_clip_val``) belongs beside the settings given with it. So the place where the run's
+Lightning ``Trainer`` got its arguments is found too (``"lightning.Trainer"``), from the
+arguments it was given other than their defaults: a ``trainer:`` mapping in a YAML config the
+run read (LightningCLI's ``--config``, a Hydra or OmegaConf file) whose keys hold those values
+and none other, a ``Trainer(...)`` call in the script, or ``--trainer.KEY`` tokens.
 """
 
 from __future__ import annotations
@@ -84,7 +91,138 @@ def find_origins(
         origin = origin_of(setting, value, argv, script, texts)
         if origin is not None:
             found[setting] = origin
+    lightning = config.get("lightning") or {}
+    init_args = lightning.get("init_args") or {}
+    changed = {k: init_args[k] for k in lightning.get("init_changed") or () if k in init_args}
+    if changed:
+        origin = section_origin(TRAINER_SECTION, init_args, changed, argv, script, texts)
+        if origin is not None:
+            found["lightning.Trainer"] = origin
     return found
+
+
+TRAINER_SECTION = "trainer"
+_CALL = re.compile(r"\bTrainer\s*\(")
+
+
+def section_origin(
+    section: str,
+    given: dict[str, Any],
+    changed: dict[str, Any],
+    argv: list[str],
+    script: Path | None,
+    texts: dict[Path, str],
+) -> dict[str, Any] | None:
+    """Where a framework object got its arguments (see the module docstring): ``given`` are
+    all its arguments as the run bound them, ``changed`` those away from their defaults."""
+    places = []
+    for path, text in texts.items():
+        if script is not None and path == script:
+            continue
+        for line, matched in _yaml_sections(text, section, given, changed):
+            places.append((matched, path, line))
+    if places:
+        places.sort(key=lambda p: -p[0])
+        _, path, line = places[0]
+        return {
+            "kind": "config-file",
+            "file": str(path),
+            "line": line,
+            "key": section,
+            "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
+            "candidates": len(places),
+        }
+    if script is not None and script in texts:
+        lines = [
+            number
+            for number, code in enumerate(texts[script].splitlines()[:MAX_LINES], start=1)
+            if _CALL.search(code.split("#", 1)[0])
+        ]
+        if lines:
+            return {
+                "kind": "script",
+                "file": str(script),
+                "line": lines[0],
+                "key": section,
+                "candidates": len(lines),
+            }
+    prefix = f"--{section}."
+    tokens = [
+        (index, token)
+        for index, token in enumerate(argv)
+        if token.startswith(prefix) and token[len(prefix) :].partition("=")[0] in given
+    ]
+    if tokens:
+        index, token = tokens[0]
+        return {
+            "kind": "argv",
+            "key": section,
+            "token": token,
+            "index": index,
+            "candidates": len(tokens),
+        }
+    return None
+
+
+def _yaml_sections(
+    text: str, section: str, given: dict[str, Any], changed: dict[str, Any]
+) -> list[tuple[int, int]]:
+    """(line, how many changed arguments it spells) for each ``section:`` mapping of a YAML
+    (or JSON) text that spells at least one changed argument and contradicts none."""
+    import yaml
+
+    from diagnose.yamlsafe import YAMLLimitError, compose
+
+    try:
+        _, root = compose(text)
+    except (yaml.YAMLError, YAMLLimitError, ValueError):
+        return []
+    constructor = yaml.SafeLoader("")
+    found = []
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, yaml.MappingNode):
+            if isinstance(node, yaml.SequenceNode):
+                stack.extend(node.value)
+            continue
+        for key, value in node.value:
+            stack.append(value)
+            if not (isinstance(key, yaml.ScalarNode) and key.value == section):
+                continue
+            if not isinstance(value, yaml.MappingNode):
+                continue
+            matched = _spelt(value, constructor, given, changed)
+            if matched:
+                found.append((key.start_mark.line + 1, matched))
+    return found
+
+
+def _spelt(mapping: Any, constructor: Any, given: dict[str, Any], changed: dict[str, Any]) -> int:
+    """How many changed arguments a mapping node spells; 0 when it contradicts one."""
+    import yaml
+
+    matched = 0
+    for child, setting in mapping.value:
+        name = child.value if isinstance(child, yaml.ScalarNode) else None
+        if name not in given or not isinstance(setting, yaml.ScalarNode):
+            continue
+        try:
+            spelt = constructor.construct_object(setting)
+        except yaml.YAMLError:
+            continue
+        if not _same_setting(spelt, given[name]):
+            return 0
+        matched += name in changed
+    return matched
+
+
+def _same_setting(spelt: Any, value: Any) -> bool:
+    if isinstance(spelt, bool) or isinstance(value, bool):
+        return spelt is value
+    if isinstance(spelt, (int, float)) and isinstance(value, (int, float)):
+        return _same(float(spelt), float(value))
+    return spelt == value
 
 
 def origin_of(

@@ -1,5 +1,8 @@
 """enable-grad-clipping and unscale-before-clipping: clip after ``backward()``, unscaled.
 
+Under Lightning the Trainer runs backward and clips by its own ``gradient_clip_val``: that
+argument is set instead (``trainer_settings``).
+
 The clip goes right after each ``....backward()`` statement, on the parameters the optimizer was
 built with (spelled as the script spells them); under a GradScaler, ``scaler.unscale_(opt)``
 comes first so that the threshold applies to the true gradients.
@@ -7,15 +10,19 @@ comes first so that the threshold applies to the true gradients.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import change_setting, origin_of
 from diagnose.patches.source import NoPatch, code_of, dotted
+from diagnose.patches.trainer_settings import add_trainer_argument
 from diagnose.trainconfig import Origin
 
 MAX_NORM = "1.0"
+MANUAL_OPTIMIZATION = re.compile(r"\bautomatic_optimization\s*=\s*False\b")
 CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
 
 
@@ -23,6 +30,7 @@ CLIP_NAMES = ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
 def enable_grad_clipping(ctx: PatchContext) -> Patched:
     """Turn on the clipping the run switched off where it did (a flag, a config file, a
     framework argument: a limit of 0), or lower a limit that never acted to one that does;
+    under Lightning, give the Trainer ``gradient_clip_val`` where it got its other arguments;
     else insert a clip after each backward()."""
     origin = origin_of(ctx, "grad_clip.max")
     if origin is not None and isinstance(origin.value, (int, float)) and origin.value <= 0:
@@ -36,6 +44,14 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
             f"the script already clips gradients on line {script.line(existing[0])}: "
             "lower its threshold instead"
         )
+    if ctx.report.config.lightning is not None:
+        if MANUAL_OPTIMIZATION.search(script.source):
+            raise NoPatch(
+                "the LightningModule optimizes by hand (automatic_optimization = False): "
+                f"call self.clip_gradients(optimizer, gradient_clip_val={MAX_NORM}) "
+                "before its optimizer step"
+            )
+        return add_trainer_argument(ctx, "gradient_clip_val", MAX_NORM, float(MAX_NORM))
     backwards = _backward_statements(ctx)
     optimizer, params = _optimizer_and_params(ctx)
     clip = f"{_utils(ctx)}.clip_grad_norm_({params}, {MAX_NORM})"

@@ -86,6 +86,50 @@ def test_the_command_line_wins_over_a_file_and_a_file_over_the_script(tmp_path):
     assert _origins({"lr": 0.5}, argv, tmp_path, files)["lr"]["kind"] == "argv"
 
 
+TRAINER = {
+    "init_args": {"max_epochs": 2, "accelerator": "cpu", "logger": False, "precision": None},
+    "init_changed": ["max_epochs", "accelerator", "logger"],
+}
+
+
+def test_the_trainer_section_of_a_yaml_config_that_spells_its_arguments_is_where_they_came_from(
+    tmp_path,
+):
+    stale = "trainer:\n  max_epochs: 50\n  accelerator: cpu\n"  # another run's settings
+    used = "seed: 0\nfit:\n  trainer:\n    accelerator: cpu\n    max_epochs: 2\n"
+    files = {"old.yaml": stale, "cli.yaml": used}
+    found = _origins({"lightning": TRAINER}, [], tmp_path, files)
+    origin = found["lightning.Trainer"]
+    assert (origin["kind"], Path(origin["file"]).name, origin["line"]) == (
+        "config-file",
+        "cli.yaml",
+        3,
+    )
+    assert origin["key"] == "trainer" and len(origin["sha256"]) == 64
+
+
+def test_the_trainer_call_in_the_script_or_trainer_tokens_are_the_next_places(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import lightning as L\n# L.Trainer(max_epochs=9)\ntrainer = L.Trainer(max_epochs=2)\n",
+        encoding="utf-8",
+    )
+    found = _origins({"lightning": TRAINER}, [], tmp_path)
+    assert (found["lightning.Trainer"]["kind"], found["lightning.Trainer"]["line"]) == (
+        "script",
+        3,
+    )
+    (tmp_path / "train.py").write_text("from lightning.pytorch.cli import LightningCLI\n")
+    argv = ["fit", "--model.lr=3", "--trainer.max_epochs=2"]
+    origin = _origins({"lightning": TRAINER}, argv, tmp_path)["lightning.Trainer"]
+    assert (origin["kind"], origin["index"], origin["token"]) == ("argv", 2, argv[2])
+
+
+def test_a_trainer_left_at_its_defaults_has_no_place(tmp_path):
+    config = {"lightning": {**TRAINER, "init_changed": []}}
+    files = {"cli.yaml": "trainer:\n  max_epochs: 2\n"}
+    assert "lightning.Trainer" not in _origins(config, [], tmp_path, files)
+
+
 def test_the_file_watcher_records_config_files_read_only_while_installed(tmp_path):
     first, second, data = tmp_path / "a.yaml", tmp_path / "b.toml", tmp_path / "w.yaml"
     for path in (first, second):

@@ -1,0 +1,176 @@
+"""A Lightning ``Trainer`` argument the run never set, added where the Trainer got its others.
+
+A setting the run set is changed where its value came from (``settings.change_setting``). One
+it left at its default has no such place; under Lightning it belongs with the Trainer's other
+arguments, whose place the capture found (``config.origins["lightning.Trainer"]``, see
+``diagnose.capture.origins``):
+
+- ``config-file``: the ``trainer:`` mapping of that YAML file gains the key (or its ``null``
+  is replaced), at the indentation of its other keys; the new text must parse to the old
+  data with that one key added;
+- ``script``: the ``Trainer(...)`` call on that line gains the keyword argument;
+- ``argv``: the command line gains ``--trainer.KEY=VALUE``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from diagnose.errors import UsageError
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.settings import shown_path
+from diagnose.patches.source import NoPatch, dotted
+from diagnose.userwrite import read_user_file
+
+ORIGIN = "lightning.Trainer"
+
+
+def add_trainer_argument(ctx: PatchContext, key: str, literal: str, value: Any) -> Patched:
+    """``key=value`` given to the run's Lightning Trainer where it got its other arguments."""
+    origin = (ctx.report.config.origins or {}).get(ORIGIN)
+    setting = f"{key}={literal}"
+    if origin is None:
+        raise NoPatch(
+            "the run trains under Lightning's Trainer, and where it got its arguments was not "
+            f"found: give it {setting}"
+        )
+    if origin.kind == "argv":
+        argv = [*ctx.report.script.argv, f"--trainer.{key}={literal}"]
+        return Patched(
+            None,
+            f"the Trainer's arguments come from the command line ({origin.token!r}): run with "
+            f"--trainer.{key}={literal} added",
+            argv=argv,
+        )
+    if origin.kind == "script" and origin.line:
+        return _in_trainer_call(ctx, origin.line, key, literal, setting)
+    if origin.kind == "config-file" and origin.file and origin.line:
+        path = Path(origin.file)
+        try:  # a regular file only (a report may name a FIFO), bounded in size
+            text = read_user_file(path).data.decode("utf-8")
+        except (UsageError, UnicodeDecodeError) as exc:
+            raise NoPatch(f"the Trainer's arguments come from {origin.file}: {exc}") from None
+        changed = with_mapping_key(text, origin.line, key, literal, value)
+        return Patched(
+            None,
+            f"the Trainer's arguments come from {shown_path(path)}:{origin.line} "
+            f"({origin.key}): add {key}: {literal} there",
+            file=str(path),
+            file_source=changed,
+        )
+    raise NoPatch(f"the Trainer's arguments come from {origin.kind}: give it {setting}")
+
+
+def with_mapping_key(text: str, header_line: int, key: str, literal: str, value: Any) -> str:
+    """``text`` with ``key: literal`` in the block mapping whose ``name:`` header is on
+    ``header_line`` (1-based): replacing the key's ``null`` when it is there, else first in
+    the mapping. NoPatch unless the result parses to the same data plus that one key."""
+    import yaml
+
+    from diagnose import yamlsafe
+
+    lines = text.splitlines(keepends=True)
+    if not 0 < header_line <= len(lines):
+        raise NoPatch(f"line {header_line} is not in the config file")
+    header = lines[header_line - 1]
+    match = re.fullmatch(r"( *)([\w.-]+|'[^']*'|\"[^\"]*\") *: *(#.*)?", header.rstrip("\r\n"))
+    if match is None:
+        raise NoPatch(f"line {header_line} of the config file is not a block mapping's header")
+    base = len(match.group(1))
+    newline = header[len(header.rstrip("\r\n")) :] or "\n"
+    indent, existing = None, None
+    for index in range(header_line, len(lines)):
+        stripped = lines[index].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        depth = len(lines[index]) - len(lines[index].lstrip(" "))
+        if depth <= base:
+            break
+        indent = depth if indent is None else indent
+        if depth == indent and re.match(rf"{re.escape(key)} *:", stripped):
+            existing = index
+    if indent is None:
+        raise NoPatch(f"the mapping on line {header_line} of the config file is empty")
+    new_line = f"{' ' * indent}{key}: {literal}{newline}"
+    if existing is not None:
+        lines[existing] = new_line
+    else:
+        lines.insert(header_line, new_line)
+    changed = "".join(lines)
+    try:
+        before, after = yamlsafe.load(text), yamlsafe.load(changed)
+    except (yaml.YAMLError, yamlsafe.YAMLLimitError) as exc:
+        raise NoPatch(f"the config file does not parse as YAML: {exc}") from None
+    if not _only_key_set(before, after, key, value):
+        raise NoPatch("adding the key to the config file would change more than that key")
+    return changed
+
+
+def _only_key_set(before: Any, after: Any, key: str, value: Any) -> bool:
+    """True when ``after`` is ``before`` with one mapping's ``key`` (absent or null) set."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        set_here = set(after) == set(before) | {key} and before.get(key) is None
+        if (
+            set_here
+            and after[key] == value
+            and all(after[k] == before[k] for k in before if k != key)
+        ):
+            return True
+        if set(after) != set(before):
+            return False
+        differing = [k for k in before if before[k] != after[k]]
+        return len(differing) == 1 and _only_key_set(
+            before[differing[0]], after[differing[0]], key, value
+        )
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        differing = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        return len(differing) == 1 and _only_key_set(
+            before[differing[0]], after[differing[0]], key, value
+        )
+    return False
+
+
+def _in_trainer_call(ctx: PatchContext, line: int, key: str, literal: str, setting: str) -> Patched:
+    script = ctx.script
+    calls = [c for c in script.calls("Trainer") if script.line(c) == line]
+    if len(calls) != 1:
+        raise NoPatch(f"no single Trainer(...) call on line {line}: give the Trainer {setting}")
+    call = calls[0]
+    if any(arg.star for arg in call.args):
+        raise NoPatch(
+            f"the Trainer on line {line} takes its arguments unpacked (**): give it {setting}"
+        )
+    given = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value == key]
+    new_arg = cst.Arg(
+        keyword=cst.Name(key),
+        value=cst.parse_expression(literal),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+    if given:
+        args = [new_arg.with_changes(comma=a.comma) if a is given[0] else a for a in call.args]
+    elif call.args:
+        # the new argument comes last, keeping a trailing comma (and the line break before
+        # the closing parenthesis) where the call had one
+        last, between = call.args[-1], cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        if len(call.args) > 1 and isinstance(call.args[-2].comma, cst.Comma):
+            between = call.args[-2].comma
+        trailing = last.comma
+        args = [
+            *call.args[:-1],
+            last.with_changes(comma=between),
+            new_arg.with_changes(comma=trailing),
+        ]
+    else:
+        args = [new_arg]
+    edit = ctx.edit()
+    edit.replace(call, call.with_changes(args=args))
+    return Patched(
+        edit.result(),
+        f"gives the Trainer on line {line} ({dotted(call.func) or 'Trainer'}) {setting}",
+    )

@@ -1,0 +1,129 @@
+"""Clipping under Lightning: the Trainer's gradient_clip_val, given where its arguments live."""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+
+import pytest
+
+from diagnose.patches import make_patch
+from diagnose.patches.source import NoPatch
+from diagnose.patches.trainer_settings import with_mapping_key
+from tests.patches.helpers import diff_body, report_for
+
+LIGHTNING = {"class": "Trainer", "gradient_clip_val": None}
+
+MODULE = """\
+import lightning as L
+import torch
+
+
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.net(x), y)
+"""
+
+
+def _clip(tmp_path, source: str, origin: dict | None, argv: list[str] | None = None):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(source), encoding="utf-8")
+    config = {"lightning": LIGHTNING, "origins": {"lightning.Trainer": origin} if origin else {}}
+    report = report_for(script, config=config)
+    if argv is not None:
+        report.script.argv = argv
+    return make_patch("enable-grad-clipping", script, report)
+
+
+def test_the_trainer_call_in_the_script_gains_the_argument(tmp_path):
+    source = MODULE + "\ntrainer = L.Trainer(max_epochs=2, logger=False)\n"
+    line = source.count("\n")
+    result = _clip(tmp_path, source, {"kind": "script", "line": line, "key": "trainer"})
+    assert diff_body(result) == [
+        "-trainer = L.Trainer(max_epochs=2, logger=False)",
+        "+trainer = L.Trainer(max_epochs=2, logger=False, gradient_clip_val=1.0)",
+    ]
+    assert "gradient_clip_val=1.0" in result.note
+
+
+def test_a_trainer_call_spread_over_lines_keeps_its_layout(tmp_path):
+    source = MODULE + "\ntrainer = L.Trainer(\n    max_epochs=2,\n    logger=False,\n)\n"
+    line = source.count("\n") - 3
+    result = _clip(tmp_path, source, {"kind": "script", "line": line, "key": "trainer"})
+    assert result.new_source is not None and result.new_source.endswith(
+        "trainer = L.Trainer(\n    max_epochs=2,\n    logger=False,\n    gradient_clip_val=1.0,\n)\n"
+    )
+
+
+def test_a_trainer_given_unpacked_arguments_gets_no_patch(tmp_path):
+    source = MODULE + "\ntrainer = L.Trainer(**settings)\n"
+    line = source.count("\n")
+    result = _clip(tmp_path, source, {"kind": "script", "line": line, "key": "trainer"})
+    assert result.diff is None and "unpacked" in result.note
+
+
+def test_the_trainer_section_of_the_config_file_gains_the_key(tmp_path):
+    config = tmp_path / "cli.yaml"
+    text = "seed_everything: 0\ntrainer:  # the Trainer\n  max_epochs: 2\n\n  logger: false\n"
+    config.write_text(text, encoding="utf-8")
+    origin = {
+        "kind": "config-file",
+        "file": str(config),
+        "line": 2,
+        "key": "trainer",
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+    }
+    result = _clip(tmp_path, MODULE, origin)
+    assert result.file == str(config)
+    assert result.file_source == (
+        "seed_everything: 0\ntrainer:  # the Trainer\n  gradient_clip_val: 1.0\n"
+        "  max_epochs: 2\n\n  logger: false\n"
+    )
+    assert "cli.yaml:2" in result.note
+
+
+def test_trainer_tokens_on_the_command_line_get_one_more(tmp_path):
+    origin = {"kind": "argv", "key": "trainer", "token": "--trainer.max_epochs=2", "index": 1}
+    argv = ["fit", "--trainer.max_epochs=2"]
+    result = _clip(tmp_path, MODULE, origin, argv=argv)
+    assert result.argv == [*argv, "--trainer.gradient_clip_val=1.0"]
+
+
+def test_no_known_place_says_which_argument_to_give_instead_of_a_clip_call(tmp_path):
+    result = _clip(tmp_path, MODULE + "\nloss.backward()\n", None)
+    assert result.diff is None and "gradient_clip_val=1.0" in result.note
+
+
+def test_a_module_that_optimizes_by_hand_is_told_to_clip_in_its_step(tmp_path):
+    source = MODULE + "\n    automatic_optimization = False\n"
+    result = _clip(tmp_path, source, {"kind": "script", "line": 1, "key": "trainer"})
+    assert result.diff is None and "self.clip_gradients" in result.note
+
+
+class TestWithMappingKey:
+    def test_a_null_value_is_replaced_in_place(self):
+        text = "trainer:\n  gradient_clip_val: null\n  max_epochs: 2\n"
+        assert with_mapping_key(text, 1, "gradient_clip_val", "1.0", 1.0) == (
+            "trainer:\n  gradient_clip_val: 1.0\n  max_epochs: 2\n"
+        )
+
+    def test_a_nested_mapping_with_crlf_line_ends(self):
+        text = "fit:\r\n    trainer:\r\n        max_epochs: 2\r\nmodel:\r\n    lr: 0.1\r\n"
+        assert with_mapping_key(text, 2, "gradient_clip_val", "1.0", 1.0) == (
+            "fit:\r\n    trainer:\r\n        gradient_clip_val: 1.0\r\n        max_epochs: 2\r\n"
+            "model:\r\n    lr: 0.1\r\n"
+        )
+
+    @pytest.mark.parametrize(
+        ("text", "why"),
+        [
+            ('{"trainer": {"max_epochs": 2}}\n', "not a block mapping"),
+            ("trainer: {max_epochs: 2}\n", "not a block mapping"),
+            ("trainer:\nmodel:\n  lr: 1\n", "empty"),
+            ("trainer:\n  max_epochs: 2\n  gradient_clip_val: 0.5\n", "more than that key"),
+        ],
+    )
+    def test_what_cannot_take_the_key_is_refused(self, text, why):
+        with pytest.raises(NoPatch, match=why):
+            with_mapping_key(text, 1, "gradient_clip_val", "1.0", 1.0)
