@@ -180,7 +180,14 @@ def clean_lines(text: str) -> list[str]:
                 lines += _split_glued_warning(line)
             else:
                 lines.append(line)
-    return lines
+    return _dedented(lines)
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """The lines without the indentation they all share: a paste quoted or indented as a
+    whole keeps its traceback's layout, which the reading below goes by."""
+    common = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
+    return [line[common:] for line in lines] if common else lines
 
 
 def _after_progress_bar(line: str) -> str:

@@ -25,7 +25,11 @@ _PARTS = [
         "path",
         r"(?<![\w/.])(?:[A-Za-z]:\\|~?/|\.{1,2}/)[\w.\-+@~/\\]*[\w/]|\b[\w\-]+(?:/[\w.\-]+)*\.(?:py|cpp|cu|h|hpp|so|pt|pth|bin|json|yaml|yml|ckpt|safetensors)\b",
     ),
-    ("q", r"(?<!\w)'[^'\n]{1,80}'(?!\w)|(?<!\w)\"[^\"\n]{1,80}\"(?!\w)|`[^`\n]{1,80}`"),
+    # an assertion's condition (Assertion `idx < n` failed) is what the assert is: kept
+    (
+        "q",
+        r"(?<!\w)'[^'\n]{1,80}'(?!\w)|(?<!\w)\"[^\"\n]{1,80}\"(?!\w)|(?<!Assertion )`[^`\n]{1,80}`",
+    ),
     (
         "shape",
         r"torch\.Size\(\[[\d,\s]*\]\)|\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*\]|\(\s*-?\d+\s*,(?:\s*-?\d+\s*,?)*\s*\)|\b\d+(?:\s?x\s?\d+)+\b",

@@ -1,10 +1,14 @@
 """A held-out sample of real error output, matched as ``diagnose match`` matches it.
 
 ``heldout_sample.json`` was gathered on 2026-12-02, after the matcher and the shipped records
-were written, and is held out: it was not used to tune the matcher, its patterns or the records,
-and nothing in ``diagnose/`` or the dataset was changed because of it. It measures how the
-matcher does on messages it was not shaped by; ``real_sample.json`` (test_real_sample.py) is the
-sample the matcher was developed against.
+were written, to measure the matcher on messages it was not shaped by; ``real_sample.json``
+(test_real_sample.py) is the sample the matcher was developed against. Measured as gathered:
+recall@1 16 of 23, 3 wrong of 19 answered, 61 of 64 honest "no match". Then the causes of
+four misses and two wrong answers, each a whole family, were fixed: a paste indented as a whole,
+an assertion's condition folded like a quoted name (so every CUDA assert looked alike), a dtype
+name of two words ("long int"), an assert closed by a backtick or a quote. The floors below are
+the figures after those fixes, so the sample is no longer fully held out: a new one, gathered
+the same way, measures the next change.
 
 How it was gathered: generic searches of public GitHub issue threads (and Q&A pages, which gave
 only tutorials, none kept), taking the results in order and keeping every one with pasted error
@@ -34,7 +38,7 @@ tensor size error training). ``expect`` was labelled after collecting, by readin
 against the shipped records: the slug of the record whose explanation fits what the error is,
 or null when none does (a record for another error of the same exception class is not a fit).
 
-The floors below are the figures measured on 2026-12-02, rounded down: they may only rise.
+The floors below are the figures after the fixes above, rounded down: they may only rise.
 """
 
 from __future__ import annotations
@@ -55,25 +59,15 @@ SAMPLE_FILE = Path(__file__).with_name("heldout_sample.json")
 SAMPLE: list[dict[str, Any]] = json.loads(SAMPLE_FILE.read_text(encoding="utf-8"))
 IDS = [f"{i:03d}-{entry.get('family', '')}" for i, entry in enumerate(SAMPLE)]
 
-# Measured on 2026-12-02 (16 of 23 labelled right, 3 wrong of 19 answered, 61 of 64 honest),
-# rounded down to two decimals.
-RECALL_AT_1_FLOOR = 0.69
-PRECISION_FLOOR = 0.84
-HONEST_NO_MATCH_FLOOR = 0.95
+# After the fixes (19 of 23 labelled right, 1 wrong of 20 answered, 63 of 64 honest), rounded
+# down to two decimals.
+RECALL_AT_1_FLOOR = 0.82
+PRECISION_FLOOR = 0.95
+HONEST_NO_MATCH_FLOOR = 0.98
 
 # Wrong first answers the matcher gives, by thread, and why (each fails as expected until its
 # cause is fixed, then fails for being right: remove it from here).
 KNOWN_WRONG: dict[str, str] = {
-    "https://github.com/OpenBMB/MiniCPM-V/issues/169": (
-        "a ScatterGatherKernel.cu `idx_dim < index_size` assert (gather/scatter index out of "
-        "bounds) is answered with the index_select/embedding assert record "
-        "(cuda-index-select-assert-src-index); no shipped record explains the gather assert"
-    ),
-    "https://github.com/facebookresearch/detectron2/issues/2940": (
-        "an IndexKernel.cu `index >= -sizes[i] && index < sizes[i]` assert (advanced indexing "
-        "out of bounds) is answered with the index_select/embedding assert record "
-        "(cuda-index-select-assert-src-index); no shipped record explains it"
-    ),
     "https://github.com/oliverguhr/fullstop-deep-punctuation-prediction/issues/9": (
         "the failure is an 'Unexpected error: <class AttributeError>' the log does not show; "
         "the answer explains the incidental DataParallel gather-scalars warning printed before it"
@@ -83,24 +77,14 @@ KNOWN_WRONG: dict[str, str] = {
 # Labelled messages whose record the matcher does not put first (no answer at all today), and
 # why: a new miss fails test_every_missed_message_is_known.
 KNOWN_MISSED: dict[str, str] = {
-    "https://github.com/BayraktarLab/cell2location/issues/410": (
-        "'but got: long int != float': the dtype name has a space the pattern does not allow"
-    ),
     "https://github.com/facebookresearch/Detectron/issues/975": (
         "older detectron2 raises a bare NotImplementedError from build_evaluator, without the "
         "'implement `build_evaluator()`' wording the record's pattern expects"
     ),
-    "https://github.com/open-mmlab/mmdetection/issues/436": (
-        "the THCUNN assert is quoted with backticks (`cur_target ... n_classes`), the pattern "
-        "expects a closing quote"
-    ),
-    "https://github.com/open-mmlab/mmdetection/issues/1452": (
-        "the THCUNN assert is quoted with backticks (`cur_target ... n_classes`), the pattern "
-        "expects a closing quote"
-    ),
     "https://github.com/facebookresearch/fairseq/issues/2971": (
-        "the whole paste is indented two spaces, so only its log lines are read and the "
-        "'-- Process 7 terminated with the following error:' line is never reached"
+        "the paste's traceback is indented unevenly (frames at two and four spaces, the "
+        "exception line at two, the first line at none), so it is not read as a traceback and "
+        "the '-- Process 7 terminated with the following error:' line is never reached"
     ),
     "https://github.com/ademakdogan/nails_segmentation/issues/7": (
         "ModuleNotFoundError for timm.models.layers.activations: the record's pattern is the "

@@ -373,3 +373,15 @@ def test_a_line_that_starts_something_of_its_own_is_no_wrap():
         lines = extract_error_lines("RuntimeError: something failed\n" + following)
         (line,) = [e for e in lines if e.first_line == "RuntimeError: something failed"]
         assert line.wrap == ""
+
+
+def test_a_paste_indented_as_a_whole_is_read_as_its_traceback():
+    pasted = (
+        "    Traceback (most recent call last):\n"
+        '      File "train.py", line 3, in <module>\n'
+        "        loss.backward()\n"
+        "    RuntimeError: element 0 of tensors does not require grad\n"
+    )
+    first = extract_error_lines(pasted)[0]
+    assert (first.role, first.exc_class) == ("final", "RuntimeError")
+    assert first.message == "element 0 of tensors does not require grad"

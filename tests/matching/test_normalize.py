@@ -49,3 +49,16 @@ def test_class_relation():
 def test_a_cpp_warning_and_the_python_warning_class_are_related():
     assert class_relation("Warning", "UserWarning") == "related"
     assert class_relation("FutureWarning", "Warning") == "related"
+
+
+def test_an_assertion_condition_is_what_the_assert_is_and_is_not_folded():
+    def cuda_assert(condition: str) -> str:
+        return (
+            "./aten/src/ATen/native/cuda/Kernel.cu:144: operator(): block: [3991,0,0], "
+            f"thread: [88,0,0] Assertion `{condition}` failed."
+        )
+
+    gather = normalize(cuda_assert('idx_dim >= 0 && idx_dim < index_size && "index out of bounds"'))
+    select = normalize(cuda_assert("srcIndex < srcSelectDimSize"))
+    assert gather != select and "srcindex < srcselectdimsize" in select
+    assert normalize("KeyError: `model.lr` not found") == normalize("KeyError: `x` not found")
