@@ -67,7 +67,9 @@ from diagnose.tracer.window import (
     Scan,
     Window,
     add_norms,
+    carry_other_models,
     input_entries,
+    keep_carried,
     output_entries,
     scan,
     scan_clean,
@@ -517,7 +519,7 @@ class Tracer:
         params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
         if params:
             self._norms("pgrad", "backward", params, [p.grad for p in params])
-        self._check()
+        self._check(stepping=optimizer)
 
     def _checked_closure(self, closure: Any, optimizer: Any) -> Any:
         """A closure an optimizer re-evaluates inside ``step`` (forward and backward), checked
@@ -604,32 +606,50 @@ class Tracer:
 
     # -- the check -----------------------------------------------------------------------
 
-    def _check(self) -> None:
-        """Read the whole window back in one transfer and look for the first non-finite."""
+    def _check(self, stepping: Any = None) -> None:
+        """Read the whole window back in one transfer and look for the first non-finite.
+
+        ``stepping``: the optimizer whose step this check precedes. With optimizers taking
+        turns, the root calls of the models it does not train go on into the next window
+        (``carry_other_models``).
+        """
         self._stop_watch()
         window = self._window
         self._window = window.successor(self._light)
         if window.empty():
+            self._release(window.carried)
             return
         host, offsets = window.read()
         self.syncs += 1
+        carried = []
+        if stepping is not None and (self._optimizers_created > 1 or self._other_optimizer_stepped):
+            own = {id(p) for g in stepping.param_groups for p in g["params"]}
+            carried = carry_other_models(window.recs, own)
         if math.isfinite(sum(host)):  # nan and inf survive a sum: nothing to look into
             calls, collapsed = scan_clean(window.recs, host, offsets, self._figures, self.frames)
+            self._release(window.carried)
             if collapsed is not None:
                 found = Scan(window.recs, collapsed, {}, [])  # frames: the earlier windows'
                 self._raise(*investigate(self._scene(), found, False))
+            self._window.carried = keep_carried(carried, host)
             self._recent.extend(calls)
             return
+        recs = [*window.carried, *window.recs]
         first_bad, calls = scan(window.recs, host, offsets, self._figures, self._scaler_active)
+        calls = {**{r.call: r for r in window.carried}, **calls}
         try:
             if first_bad is not None:
-                window_calls = [r for r in window.recs if r.kind == "call"]
-                found = Scan(window.recs, first_bad, calls, window_calls, window.loss_ops)
+                window_calls = [r for r in recs if r.kind == "call"]
+                found = Scan(recs, first_bad, calls, window_calls, window.loss_ops)
                 self._raise(*investigate(self._scene(), found, window.light))
             self._recent.extend(r for r in window.recs if r.kind == "call")
         finally:
-            for rec in window.recs:  # drop references to activations; keep host values
-                rec.release()
+            self._release(recs)
+
+    @staticmethod
+    def _release(recs: list[Rec]) -> None:
+        for rec in recs:  # drop references to activations; keep host values
+            rec.release()
 
     def _scene(self) -> Scene:
         return Scene(

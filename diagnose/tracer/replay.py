@@ -237,17 +237,30 @@ def keep_output_grads(rec: Rec, outputs: list[torch.Tensor]) -> None:
 
 
 def replay_window(
-    recs: list[Rec], backward_too: bool, record: Recorder, layouts: NormLayouts
+    recs: list[Rec],
+    backward_too: bool,
+    record: Recorder,
+    layouts: NormLayouts,
+    holding: frozenset[int] = frozenset(),
 ) -> tuple[list[Rec], dict[int, Rec], Rec | None] | None:
     """Re-run the window's root calls into a fresh window with every module watched (and,
     with ``backward_too``, their backward from the gradients their outputs received); one
     host read at the end.
+
+    ``holding``: the ids of the parameters whose gradient is in question; when a root holds
+    one, only such roots are re-run. With optimizers taking turns (a GAN) the window also
+    holds the other model's calls, whose weights its own step has changed since: re-run,
+    they would not make what the step made, and the gradients they passed back are kept at
+    the outputs of the roots that hold the parameters.
 
     Returns the replay's records in the order a detailed step makes them (the step's own
     loss records placed between forward and backward), its calls, and its first non-finite
     record; None when the replay is not the step's computation.
     """
     roots = [r for r in recs if r.kind == "call" and r.parent < 0 and r.args is not None]
+    if holding:
+        holders = [r for r in roots if any(id(p) in holding for p in r.module.parameters())]
+        roots = holders or roots
     if not roots or (backward_too and not any(r.grads for r in roots)):
         return None
     fresh = Window(light=False)

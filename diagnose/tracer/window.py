@@ -125,6 +125,7 @@ class Window:
 
     __slots__ = (
         "backward_seen",
+        "carried",
         "chunks",
         "light",
         "loss_ops",
@@ -151,6 +152,8 @@ class Window:
         self.stack: list[int] = []  # the open module calls
         self.root_rng: Any = None
         self.root_autocast: Autocast = ()
+        # root calls of an earlier window kept for a replay (see ``carry_other_models``)
+        self.carried: list[Rec] = []
 
     def successor(self, light: bool) -> Window:
         """The next window: the calls open now, and the RNG and autocast state of the root
@@ -365,6 +368,36 @@ def read_values(rec: Rec, host: list[float], offsets: list[int]) -> bool:
 
 def _pairs(entries: Iterable[Entry], host: list[float]) -> list[tuple[float, float]]:
     return [(host[2 * s], host[2 * s + 1]) if s >= 0 else (0.0, 0.0) for *_, s in entries]
+
+
+def carry_other_models(recs: list[Rec], stepping: set[int]) -> list[tuple[Rec, tuple]]:
+    """The root calls of models the stepping optimizer does not train, with their inputs and
+    the gradients their outputs will receive, for the next window.
+
+    With optimizers taking turns (a GAN), a generator's forward runs before the
+    discriminator's step and is differentiated after it: its gradients are checked in the
+    next window, which a replay can only explain from this call. ``stepping``: the ids of the
+    stepping optimizer's parameters.
+    """
+    carried = []
+    for rec in recs:
+        if rec.kind != "call" or rec.parent >= 0 or rec.args is None or rec.module is None:
+            continue
+        params = [id(p) for p in rec.module.parameters() if p.requires_grad]
+        if params and stepping.isdisjoint(params):
+            carried.append((rec, (rec.args, rec.kwargs, rec.grads)))
+    return carried
+
+
+def keep_carried(carried: list[tuple[Rec, tuple]], host: list[float]) -> list[Rec]:
+    """The carried calls with their host values and what a clean scan released put back."""
+    kept = []
+    for rec, (args, kwargs, grads) in carried:
+        rec.args, rec.kwargs, rec.grads = args, kwargs, grads
+        rec.values = _pairs(rec.outs, host)
+        rec.invalues = _pairs(rec.ins, host)
+        kept.append(rec)
+    return kept
 
 
 def scan_clean(

@@ -62,16 +62,19 @@ def test_library_files_are_named_as_their_package_spells_them():
     assert library_path("/home/me/train.py") == "/home/me/train.py"
 
 
-def test_optimizers_taking_turns_count_their_own_steps_and_name_the_real_parameter():
+def test_optimizers_taking_turns_count_their_own_steps_and_name_the_op_in_the_generator():
     script = Path(__file__).resolve().parent.parent / "scripts" / "gan_generator_nan.py"
     report = diagnose_script(script)
     event = report.event
     # The generator's 7th step (its step 6), after the discriminator's 7th: its own count.
-    assert (event.phase, event.step, event.module, event.module_type) == (
+    # Its forward ran before the discriminator's step, its backward after: the replay of its
+    # call still names the op whose backward made the nan, in the generator's forward.
+    assert (event.phase, event.step, event.module, event.op) == (
         "backward",
         6,
-        "fc",
-        "Linear",
+        "Generator",
+        "sqrt",
     )
-    assert "fc.weight" in event.message and "Generator" not in event.message
-    assert event.location.line == line_of(script, "fake = G(z)")
+    assert "fc.weight" in event.message and "gradient of the Generator" not in event.message
+    assert event.location.line == line_of(script, "h = centred / centred.pow(2)")
+    assert report.fixes[0].id == "guard-sqrt"
