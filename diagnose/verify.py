@@ -217,7 +217,11 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
     """What the patched run's report says of the fix. ``must_learn``: the run being fixed was
     finite and did not learn, so a patched run that still does not learn has not been fixed.
     ``died``: how the process ended, for a report the run never replaced."""
-    steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
+    reached = steps_reached(data)
+    if reached is not None and (max_steps is None or reached < max_steps):
+        steps = f"{reached} steps, the whole run"  # it ended before the step budget
+    else:
+        steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
     status = data.get("status")
     if status == "clean":
         return Outcome(True, f"patched run stayed finite for {steps}")

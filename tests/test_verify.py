@@ -179,6 +179,12 @@ def test_a_patched_run_that_stays_finite_fixes_a_nan_and_tells_what_else_it_show
     )
 
 
+def test_a_patched_run_that_ended_before_its_step_budget_says_how_far_it_went():
+    clean = {"status": "clean", "history": [{"step": i} for i in range(64)]}
+    assert _judge(clean, 130).note == "patched run stayed finite for 64 steps, the whole run"
+    assert _judge(clean, 64).note == "patched run stayed finite for 64 steps"
+
+
 def test_a_patched_run_stopped_by_a_signal_is_not_verified_either_way():
     outcome = _judge({"status": "interrupted", "interruption": {"cause": "SIGTERM"}}, None)
     assert outcome.verified is None
