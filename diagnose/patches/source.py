@@ -237,19 +237,22 @@ class Script:
 
 
 def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
-    """``call`` with ``name=value`` appended to its arguments."""
-    args = list(call.args)
-    if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    """``call`` with ``name=value`` appended to its arguments, in the call's own layout: a
+    trailing comma (and the line break before the closing parenthesis) stays at the end."""
     no_space = cst.SimpleWhitespace("")
-    args.append(
-        cst.Arg(
-            keyword=cst.Name(name),
-            value=cst.parse_expression(value),
-            equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space),
-        )
+    added = cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value),
+        equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space),
     )
-    return call.with_changes(args=args)
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[added])
+    last, between = args[-1], cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+        between = args[-2].comma
+    args[-1] = last.with_changes(comma=between)
+    return call.with_changes(args=[*args, added.with_changes(comma=last.comma)])
 
 
 class Edit(cst.CSTTransformer):

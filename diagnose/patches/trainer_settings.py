@@ -18,12 +18,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import libcst as cst
-
 from diagnose.errors import UsageError
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.settings import shown_path
-from diagnose.patches.source import NoPatch, dotted
+from diagnose.patches.source import NoPatch, dotted, with_keyword
 from diagnose.userwrite import read_user_file
 
 ORIGIN = "lightning.Trainer"
@@ -145,31 +143,11 @@ def _in_trainer_call(ctx: PatchContext, line: int, key: str, literal: str, setti
             f"the Trainer on line {line} takes its arguments unpacked (**): give it {setting}"
         )
     given = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value == key]
-    new_arg = cst.Arg(
-        keyword=cst.Name(key),
-        value=cst.parse_expression(literal),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
-    if given:
-        args = [new_arg.with_changes(comma=a.comma) if a is given[0] else a for a in call.args]
-    elif call.args:
-        # the new argument comes last, keeping a trailing comma (and the line break before
-        # the closing parenthesis) where the call had one
-        last, between = call.args[-1], cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        if len(call.args) > 1 and isinstance(call.args[-2].comma, cst.Comma):
-            between = call.args[-2].comma
-        trailing = last.comma
-        args = [
-            *call.args[:-1],
-            last.with_changes(comma=between),
-            new_arg.with_changes(comma=trailing),
-        ]
-    else:
-        args = [new_arg]
     edit = ctx.edit()
-    edit.replace(call, call.with_changes(args=args))
+    if given:
+        edit.replace(given[0].value, literal)
+    else:
+        edit.replace(call, with_keyword(call, key, literal))
     return Patched(
         edit.result(),
         f"gives the Trainer on line {line} ({dotted(call.func) or 'Trainer'}) {setting}",
