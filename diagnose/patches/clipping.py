@@ -51,7 +51,7 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
                 f"call self.clip_gradients(optimizer, gradient_clip_val={MAX_NORM}) "
                 "before its optimizer step"
             )
-        return add_trainer_argument(ctx, "gradient_clip_val", MAX_NORM, float(MAX_NORM))
+        return add_trainer_argument(ctx, "gradient_clip_val", float(MAX_NORM))
     backwards = _backward_statements(ctx)
     optimizer, params = _optimizer_and_params(ctx)
     clip = f"{_utils(ctx)}.clip_grad_norm_({params}, {MAX_NORM})"

@@ -1,7 +1,8 @@
 """use-bf16, upcast-to-fp32 and raise-adam-eps: the precision-related patches.
 
 use-bf16 swaps every float16 spelling (``torch.float16``/``torch.half``, ``.half()``) for
-bfloat16, autocast included. upcast-to-fp32 computes the loss line in float32 when the event
+bfloat16, autocast included; under a Lightning Trainer with a float16 precision, it sets the
+Trainer's ``precision`` to its bfloat16 counterpart where the Trainer got its arguments. upcast-to-fp32 computes the loss line in float32 when the event
 was born in the loss, and otherwise takes the script back to float32. raise-adam-eps gives Adam
 an eps that float16 can hold.
 """
@@ -13,6 +14,7 @@ import libcst as cst
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, code_of, dotted, number, with_keyword
+from diagnose.patches.trainer_settings import add_trainer_argument
 
 HALF_DTYPES = {"float16", "half"}
 # The smallest positive float16 is ~6e-8: an eps of 1e-8 rounds to 0. 1e-4 is well inside the
@@ -24,8 +26,16 @@ ADAMS = {"Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam"}
 TORCH_CALLEES = ("torch.", "F.", "nn.functional.", "functional.")
 
 
+# Lightning's float16 precisions and their bfloat16 counterparts
+LIGHTNING_BF16 = {"16-mixed": "bf16-mixed", "16": "bf16-mixed", "16-true": "bf16-true"}
+
+
 @patcher("use-bf16")
 def use_bf16(ctx: PatchContext) -> Patched:
+    lightning = ctx.report.config.lightning or {}
+    bf16 = LIGHTNING_BF16.get(str(lightning.get("precision")))
+    if bf16 is not None:  # the Trainer runs the autocast: its precision is the setting
+        return add_trainer_argument(ctx, "precision", bf16)
     edit = ctx.edit()
     count = _swap_half(ctx, edit, "bfloat16", "bfloat16")
     if not count:

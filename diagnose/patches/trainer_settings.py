@@ -1,4 +1,4 @@
-"""A Lightning ``Trainer`` argument the run never set, added where the Trainer got its others.
+"""A Lightning ``Trainer`` argument set where the Trainer got its others.
 
 A setting the run set is changed where its value came from (``settings.change_setting``). One
 it left at its default has no such place; under Lightning it belongs with the Trainer's other
@@ -9,11 +9,12 @@ arguments, whose place the capture found (``config.origins["lightning.Trainer"]`
   is replaced), at the indentation of its other keys; the new text must parse to the old
   data with that one key added;
 - ``script``: the ``Trainer(...)`` call on that line gains the keyword argument;
-- ``argv``: the command line gains ``--trainer.KEY=VALUE``.
+- ``argv``: the command line gains ``--trainer.KEY=VALUE`` (in place of one it had).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -27,36 +28,43 @@ from diagnose.userwrite import read_user_file
 ORIGIN = "lightning.Trainer"
 
 
-def add_trainer_argument(ctx: PatchContext, key: str, literal: str, value: Any) -> Patched:
-    """``key=value`` given to the run's Lightning Trainer where it got its other arguments."""
+def add_trainer_argument(ctx: PatchContext, key: str, value: float | str) -> Patched:
+    """``key=value`` given to the run's Lightning Trainer where it got its other arguments
+    (replacing the value it had there, if any)."""
     origin = (ctx.report.config.origins or {}).get(ORIGIN)
-    setting = f"{key}={literal}"
+    python = json.dumps(value) if isinstance(value, str) else repr(value)
+    bare = value if isinstance(value, str) else repr(value)  # as YAML and argv spell it
+    setting = f"{key}={python}"
     if origin is None:
         raise NoPatch(
             "the run trains under Lightning's Trainer, and where it got its arguments was not "
             f"found: give it {setting}"
         )
     if origin.kind == "argv":
-        argv = [*ctx.report.script.argv, f"--trainer.{key}={literal}"]
+        token = f"--trainer.{key}"
+        if token in ctx.report.script.argv:  # `--trainer.KEY VALUE`, two tokens
+            raise NoPatch(f"{token} is given on the command line: set it to {bare} there")
+        # a --trainer.KEY=... given already is replaced
+        argv = [t for t in ctx.report.script.argv if t.partition("=")[0] != token]
         return Patched(
             None,
             f"the Trainer's arguments come from the command line ({origin.token!r}): run with "
-            f"--trainer.{key}={literal} added",
-            argv=argv,
+            f"{token}={bare}",
+            argv=[*argv, f"{token}={bare}"],
         )
     if origin.kind == "script" and origin.line:
-        return _in_trainer_call(ctx, origin.line, key, literal, setting)
+        return _in_trainer_call(ctx, origin.line, key, python, setting)
     if origin.kind == "config-file" and origin.file and origin.line:
         path = Path(origin.file)
         try:  # a regular file only (a report may name a FIFO), bounded in size
             text = read_user_file(path).data.decode("utf-8")
         except (UsageError, UnicodeDecodeError) as exc:
             raise NoPatch(f"the Trainer's arguments come from {origin.file}: {exc}") from None
-        changed = with_mapping_key(text, origin.line, key, literal, value)
+        changed = with_mapping_key(text, origin.line, key, bare, value)
         return Patched(
             None,
             f"the Trainer's arguments come from {shown_path(path)}:{origin.line} "
-            f"({origin.key}): add {key}: {literal} there",
+            f"({origin.key}): set {key}: {bare} there",
             file=str(path),
             file_source=changed,
         )
@@ -65,8 +73,8 @@ def add_trainer_argument(ctx: PatchContext, key: str, literal: str, value: Any) 
 
 def with_mapping_key(text: str, header_line: int, key: str, literal: str, value: Any) -> str:
     """``text`` with ``key: literal`` in the block mapping whose ``name:`` header is on
-    ``header_line`` (1-based): replacing the key's ``null`` when it is there, else first in
-    the mapping. NoPatch unless the result parses to the same data plus that one key."""
+    ``header_line`` (1-based): on the key's own line when it is there, else first in the
+    mapping. NoPatch unless the result parses to the same data with that one key set."""
     import yaml
 
     from diagnose import yamlsafe
@@ -75,7 +83,9 @@ def with_mapping_key(text: str, header_line: int, key: str, literal: str, value:
     if not 0 < header_line <= len(lines):
         raise NoPatch(f"line {header_line} is not in the config file")
     header = lines[header_line - 1]
-    match = re.fullmatch(r"( *)([\w.-]+|'[^']*'|\"[^\"]*\") *: *(#.*)?", header.rstrip("\r\n"))
+    match = re.fullmatch(
+        r"( *)([\w.-]+|'[^']*'|\"[^\"]*\") *:(?: +&[\w-]+)? *(#.*)?", header.rstrip("\r\n")
+    )
     if match is None:
         raise NoPatch(f"line {header_line} of the config file is not a block mapping's header")
     base = len(match.group(1))
@@ -104,19 +114,15 @@ def with_mapping_key(text: str, header_line: int, key: str, literal: str, value:
     except (yaml.YAMLError, yamlsafe.YAMLLimitError) as exc:
         raise NoPatch(f"the config file does not parse as YAML: {exc}") from None
     if not _only_key_set(before, after, key, value):
-        raise NoPatch("adding the key to the config file would change more than that key")
+        raise NoPatch("setting the key in the config file would change more than that key")
     return changed
 
 
 def _only_key_set(before: Any, after: Any, key: str, value: Any) -> bool:
-    """True when ``after`` is ``before`` with one mapping's ``key`` (absent or null) set."""
+    """True when ``after`` is ``before`` with one mapping's ``key`` set to ``value``."""
     if isinstance(before, dict) and isinstance(after, dict):
-        set_here = set(after) == set(before) | {key} and before.get(key) is None
-        if (
-            set_here
-            and after[key] == value
-            and all(after[k] == before[k] for k in before if k != key)
-        ):
+        set_here = set(after) == set(before) | {key} and after[key] == value
+        if set_here and all(after[k] == before[k] for k in before if k != key):
             return True
         if set(after) != set(before):
             return False

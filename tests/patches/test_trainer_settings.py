@@ -26,14 +26,22 @@ class Model(L.LightningModule):
 """
 
 
-def _clip(tmp_path, source: str, origin: dict | None, argv: list[str] | None = None):
+def _clip(
+    tmp_path,
+    source: str,
+    origin: dict | None,
+    argv: list[str] | None = None,
+    fix: str = "enable-grad-clipping",
+    lightning: dict | None = None,
+):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(source), encoding="utf-8")
-    config = {"lightning": LIGHTNING, "origins": {"lightning.Trainer": origin} if origin else {}}
+    origins = {"lightning.Trainer": origin} if origin else {}
+    config = {"lightning": lightning or LIGHTNING, "origins": origins}
     report = report_for(script, config=config)
     if argv is not None:
         report.script.argv = argv
-    return make_patch("enable-grad-clipping", script, report)
+    return make_patch(fix, script, report)
 
 
 def test_the_trainer_call_in_the_script_gains_the_argument(tmp_path):
@@ -101,11 +109,24 @@ def test_a_module_that_optimizes_by_hand_is_told_to_clip_in_its_step(tmp_path):
     assert result.diff is None and "self.clip_gradients" in result.note
 
 
+def test_float16_precision_is_the_trainers_own_to_switch_to_bfloat16(tmp_path):
+    fp16 = {**LIGHTNING, "precision": "16-mixed"}
+    source = MODULE + '\ntrainer = L.Trainer(precision="16-mixed", max_epochs=2)\n'
+    line = source.count("\n")
+    origin = {"kind": "script", "line": line, "key": "trainer"}
+    result = _clip(tmp_path, source, origin, fix="use-bf16", lightning=fp16)
+    assert diff_body(result)[1] == '+trainer = L.Trainer(precision="bf16-mixed", max_epochs=2)'
+    origin = {"kind": "argv", "key": "trainer", "token": "--trainer.precision=16", "index": 1}
+    argv = ["fit", "--trainer.precision=16", "--trainer.max_epochs=2"]
+    result = _clip(tmp_path, MODULE, origin, argv=argv, fix="use-bf16", lightning=fp16)
+    assert result.argv == ["fit", "--trainer.max_epochs=2", "--trainer.precision=bf16-mixed"]
+
+
 class TestWithMappingKey:
-    def test_a_null_value_is_replaced_in_place(self):
-        text = "trainer:\n  gradient_clip_val: null\n  max_epochs: 2\n"
-        assert with_mapping_key(text, 1, "gradient_clip_val", "1.0", 1.0) == (
-            "trainer:\n  gradient_clip_val: 1.0\n  max_epochs: 2\n"
+    def test_a_value_there_is_replaced_in_place(self):
+        text = "trainer:\n  precision: 16-mixed  # fp16\n  max_epochs: 2\n"
+        assert with_mapping_key(text, 1, "precision", "bf16-mixed", "bf16-mixed") == (
+            "trainer:\n  precision: bf16-mixed\n  max_epochs: 2\n"
         )
 
     def test_a_nested_mapping_with_crlf_line_ends(self):
@@ -121,7 +142,8 @@ class TestWithMappingKey:
             ('{"trainer": {"max_epochs": 2}}\n', "not a block mapping"),
             ("trainer: {max_epochs: 2}\n", "not a block mapping"),
             ("trainer:\nmodel:\n  lr: 1\n", "empty"),
-            ("trainer:\n  max_epochs: 2\n  gradient_clip_val: 0.5\n", "more than that key"),
+            # an alias of the mapping elsewhere would change with it
+            ("trainer: &shared\n  max_epochs: 2\nvalidate: *shared\n", "more than that key"),
         ],
     )
     def test_what_cannot_take_the_key_is_refused(self, text, why):
