@@ -270,7 +270,8 @@ class Config(Declared):
     )
     origins: dict[str, Origin] | None = Field(
         None,
-        description='setting ("lr", "grad_clip.max", "eps") -> where the run\'s value came from; '
+        description='setting ("lr", "grad_clip.max", "eps", a switch that is on: "fp16") -> '
+        "where the run's value came from; "
         '"lightning.Trainer": where the Lightning Trainer got its arguments (a setting it '
         "left at its default is given there).",
     )

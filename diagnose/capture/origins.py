@@ -14,6 +14,9 @@ A token wins over a file (a command line overrides a config file in every librar
 both); a config file wins over the script. Several places of the best kind that spell the
 value make the origin ambiguous: the first is kept and ``candidates`` says how many there were.
 
+A switch (transformers' ``fp16=True``) is looked for the same way, as ``--fp16`` (alone, or
+with a true value), ``fp16: true`` / ``"fp16": true`` / ``fp16=True``.
+
 A setting the run never set has no value to look for; a fix that turns it on (Lightning's
 ``gradient_clip_val``) belongs beside the settings given with it. So the place where the run's
 Lightning ``Trainer`` got its arguments is found too (``"lightning.Trainer"``), from the
@@ -91,6 +94,12 @@ def find_origins(
         origin = origin_of(setting, value, argv, script, texts)
         if origin is not None:
             found[setting] = origin
+    hf = config.get("transformers") or {}
+    for switch in SWITCHES:
+        if hf.get(switch) is True:
+            origin = switch_origin(switch, argv, script, texts)
+            if origin is not None:
+                found[switch] = origin
     lightning = config.get("lightning") or {}
     init_args = lightning.get("init_args") or {}
     changed = {k: init_args[k] for k in lightning.get("init_changed") or () if k in init_args}
@@ -99,6 +108,53 @@ def find_origins(
         if origin is not None:
             found["lightning.Trainer"] = origin
     return found
+
+
+# TrainingArguments switches a fix turns off or swaps (fp16 -> bf16)
+SWITCHES = ("fp16",)
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+def switch_origin(
+    switch: str, argv: list[str], script: Path | None, texts: dict[Path, str]
+) -> dict[str, Any] | None:
+    """Where a switch that is on was turned on: ``--fp16`` (alone or with a true value),
+    else ``fp16: true`` / ``"fp16": true`` / ``fp16=True`` in a file read, else the script."""
+    flag = f"--{switch}"
+    tokens = []
+    for index, token in enumerate(argv):
+        key, sep, raw = token.partition("=")
+        if key != flag:
+            continue
+        after = argv[index + 1] if index + 1 < len(argv) else ""
+        if (sep and raw.lower() in _TRUE) or (not sep and after.lower() not in _FALSE):
+            tokens.append({"kind": "argv", "index": index, "token": token})
+    if tokens:
+        return {**tokens[-1], "key": switch, "value": True, "candidates": len(tokens)}
+    spelt = re.compile(
+        rf"""(?<![\w.])["']?{re.escape(switch)}["']?\s*[:=]\s*(true|True|1)(?![\w.])"""
+    )
+    places = []
+    for path, text in texts.items():
+        for number, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
+            match = spelt.search(line.split("#", 1)[0])
+            if match is not None:
+                in_script = script is not None and path == script
+                places.append((in_script, path, number, match.group(1)))
+    if not places:
+        return None
+    places.sort(key=lambda p: p[0])  # config files first
+    in_script, path, number, text = places[0]
+    return {
+        "kind": "script" if in_script else "config-file",
+        "file": str(path),
+        "line": number,
+        "key": switch,
+        "text": text,
+        "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
+        "value": True,
+        "candidates": sum(1 for p in places if p[0] == in_script),
+    }
 
 
 TRAINER_SECTION = "trainer"

@@ -13,6 +13,7 @@ import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
+from diagnose.patches.settings import origin_of, swap_switch
 from diagnose.patches.source import NoPatch, code_of, dotted, number, with_keyword
 from diagnose.patches.trainer_settings import add_trainer_argument
 
@@ -26,6 +27,7 @@ ADAMS = {"Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam"}
 TORCH_CALLEES = ("torch.", "F.", "nn.functional.", "functional.")
 
 
+BF16_WHY = "the same autocast in bfloat16, which has float32's range (a GPU with bf16 needed)"
 # Lightning's float16 precisions and their bfloat16 counterparts
 LIGHTNING_BF16 = {"16-mixed": "bf16-mixed", "16": "bf16-mixed", "16-true": "bf16-true"}
 
@@ -36,6 +38,14 @@ def use_bf16(ctx: PatchContext) -> Patched:
     bf16 = LIGHTNING_BF16.get(str(lightning.get("precision")))
     if bf16 is not None:  # the Trainer runs the autocast: its precision is the setting
         return add_trainer_argument(ctx, "precision", bf16)
+    if (ctx.report.config.transformers or {}).get("fp16") is True:
+        origin = origin_of(ctx, "fp16")
+        if origin is None:
+            raise NoPatch(
+                "the Trainer runs float16 autocast for TrainingArguments(fp16=True), turned on "
+                "where the run does not show: give bf16=True in its place"
+            )
+        return swap_switch(ctx, origin, "bf16", BF16_WHY)
     edit = ctx.edit()
     count = _swap_half(ctx, edit, "bfloat16", "bfloat16")
     if not count:

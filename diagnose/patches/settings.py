@@ -14,6 +14,7 @@ crafted origin that does not match the text makes no change.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from diagnose.capture.origins import argv_places, file_places
@@ -76,6 +77,52 @@ def _changed_argv(argv: list[str], origin: Origin, literal: str) -> list[str]:
     key, sep, _ = token.partition("=")
     argv[index] = f"{key}={literal}" if sep else literal
     return argv
+
+
+def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patched:
+    """The switch ``origin.key`` (on) turned into the switch ``new`` where it was turned on:
+    ``--fp16`` -> ``--bf16`` on the command line, ``fp16: true`` -> ``bf16: true`` in a file,
+    ``fp16=True`` -> ``bf16=True`` in the script."""
+    old = origin.key or ""
+    if origin.kind == "argv":
+        argv = list(ctx.report.script.argv)
+        index = origin.index
+        if index is None or not 0 <= index < len(argv) or argv[index] != origin.token:
+            raise NoPatch(f"the command line no longer holds {origin.token!r}")
+        argv[index] = f"--{new}" + argv[index][len(f"--{old}") :]
+        return Patched(
+            None,
+            f"{old} is turned on by the command-line token {origin.token!r}: run with "
+            f"{argv[index]!r} instead ({why})",
+            argv=argv,
+        )
+    known = origin.kind == "script" or (origin.kind == "config-file" and origin.file)
+    if not known or not origin.line:
+        raise NoPatch(f"{old} is turned on by {origin.kind}, which cannot be changed here")
+    path = ctx.path if origin.kind == "script" else Path(origin.file or "")
+    if origin.kind == "script":
+        text = ctx.script.source
+    else:
+        try:  # a regular file only (a report may name a FIFO), bounded in size
+            text = read_user_file(path).data.decode("utf-8")
+        except (UsageError, UnicodeDecodeError) as exc:
+            raise NoPatch(
+                f"{old} is turned on in {origin.file}, which cannot be read: {exc}"
+            ) from None
+    lines = text.splitlines(keepends=True)
+    line_no = origin.line
+    key = re.compile(
+        rf"""(?<![\w.])(["']?){re.escape(old)}(["']?\s*[:=]\s*(?:true|True|1))(?![\w.])"""
+    )
+    found = key.findall(lines[line_no - 1]) if 0 < line_no <= len(lines) else []
+    if len(found) != 1:
+        raise NoPatch(f"{origin.file}:{line_no} no longer turns {old} on")
+    lines[line_no - 1] = key.sub(rf"\g<1>{new}\g<2>", lines[line_no - 1])
+    changed = "".join(lines)
+    note = f"{old} is turned on at {shown_path(path)}:{line_no}: turn {new} on instead ({why})"
+    if origin.kind == "script":
+        return Patched(changed, note)
+    return Patched(None, note, file=str(path), file_source=changed)
 
 
 def _changed_line(text: str, origin: Origin, literal: str) -> str:

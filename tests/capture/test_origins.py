@@ -86,6 +86,25 @@ def test_the_command_line_wins_over_a_file_and_a_file_over_the_script(tmp_path):
     assert _origins({"lr": 0.5}, argv, tmp_path, files)["lr"]["kind"] == "argv"
 
 
+def test_a_switch_turned_on_is_found_as_a_flag_a_file_key_or_a_call_argument(tmp_path):
+    config = {"transformers": {"fp16": True}}
+    flag = _origins(config, ["--fp16", "--output_dir", "o"], tmp_path)["fp16"]
+    assert (flag["kind"], flag["index"], flag["value"]) == ("argv", 0, True)
+    assert "fp16" not in _origins(config, ["--fp16", "false"], tmp_path)
+    files = {"args.json": '{\n  "output_dir": "o",\n  "fp16": true\n}\n'}
+    spelt = _origins(config, ["args.json"], tmp_path, files)["fp16"]
+    assert (spelt["kind"], Path(spelt["file"]).name, spelt["line"]) == (
+        "config-file",
+        "args.json",
+        3,
+    )
+    (tmp_path / "train.py").write_text(
+        'args = TrainingArguments(output_dir="o", fp16=True)\n', encoding="utf-8"
+    )
+    assert _origins(config, [], tmp_path)["fp16"]["kind"] == "script"
+    assert "fp16" not in _origins({"transformers": {"fp16": False}}, ["--fp16"], tmp_path)
+
+
 TRAINER = {
     "init_args": {"max_epochs": 2, "accelerator": "cpu", "logger": False, "precision": None},
     "init_changed": ["max_epochs", "accelerator", "logger"],

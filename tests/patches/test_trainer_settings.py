@@ -1,4 +1,5 @@
-"""Clipping under Lightning: the Trainer's gradient_clip_val, given where its arguments live."""
+"""Settings a framework owns, set where the framework got them: the Lightning Trainer's
+gradient_clip_val and precision, transformers' fp16 switch turned into bf16."""
 
 from __future__ import annotations
 
@@ -149,3 +150,44 @@ class TestWithMappingKey:
     def test_what_cannot_take_the_key_is_refused(self, text, why):
         with pytest.raises(NoPatch, match=why):
             with_mapping_key(text, 1, "gradient_clip_val", "1.0", 1.0)
+
+
+class TestTrainingArgumentsFp16:
+    def _bf16(self, tmp_path, source: str, origin: dict, argv: list[str] | None = None):
+        script = tmp_path / "train.py"
+        script.write_text(source, encoding="utf-8")
+        config = {"transformers": {"fp16": True}, "origins": {"fp16": origin}}
+        report = report_for(script, config=config)
+        if argv is not None:
+            report.script.argv = argv
+        return make_patch("use-bf16", script, report)
+
+    def test_the_call_argument_in_the_script(self, tmp_path):
+        source = 'args = TrainingArguments(output_dir="o", fp16=True)\n'
+        result = self._bf16(tmp_path, source, {"kind": "script", "line": 1, "key": "fp16"})
+        assert diff_body(result)[1] == '+args = TrainingArguments(output_dir="o", bf16=True)'
+
+    def test_the_flag_on_the_command_line(self, tmp_path):
+        origin = {"kind": "argv", "key": "fp16", "index": 2, "token": "--fp16"}
+        argv = ["--output_dir", "o", "--fp16", "--max_steps=10"]
+        result = self._bf16(tmp_path, "import transformers\n", origin, argv=argv)
+        assert result.argv == ["--output_dir", "o", "--bf16", "--max_steps=10"]
+
+    def test_the_key_of_a_json_file(self, tmp_path):
+        config = tmp_path / "args.json"
+        text = '{\n  "output_dir": "o",\n  "fp16": true\n}\n'
+        config.write_text(text, encoding="utf-8")
+        origin = {
+            "kind": "config-file",
+            "file": str(config),
+            "line": 3,
+            "key": "fp16",
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        }
+        result = self._bf16(tmp_path, "import transformers\n", origin)
+        assert result.file_source == '{\n  "output_dir": "o",\n  "bf16": true\n}\n'
+
+    def test_a_line_that_no_longer_turns_it_on_gets_no_patch(self, tmp_path):
+        source = "args = TrainingArguments(fp16=False)\n"
+        result = self._bf16(tmp_path, source, {"kind": "script", "line": 1, "key": "fp16"})
+        assert result.diff is None and "no longer turns fp16 on" in result.note
