@@ -20,6 +20,8 @@ from diagnose.report import Learning, ModuleNote, Report, ScriptInfo, Symptom
 BROKEN = 0.8  # a finding at least this confident calls the run broken
 MIN_CURVE = 30  # loss points before a curve finding is made
 FULL_CURVE = 150  # loss points at which a curve finding gets its full confidence
+# a run whose loss ends below this share of its start learned: raw inputs did not stop it
+LEARNED_RATIO = 0.5
 
 TITLES = {
     "gradients-never-cleared": "Gradients are never cleared between optimizer steps",
@@ -273,9 +275,9 @@ def unnormalized(learning: Learning, report: Report) -> Symptom | None:
     if spread < 20:
         return None
     ratio = _loss_ratio(learning, report)
-    if ratio is None:
-        return None
-    base = 0.85 if ratio > 0.9 else 0.6 if ratio > 0.5 else 0.4
+    if ratio is None or ratio <= LEARNED_RATIO:
+        return None  # the run learns from these inputs (polynomial features, say): let it be
+    base = 0.85 if ratio > 0.9 else 0.6
     return Symptom(
         id="unnormalized-inputs",
         confidence=_by_length(base, len(loss_curve(learning, report))),
