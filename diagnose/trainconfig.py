@@ -205,6 +205,12 @@ class Origin(Declared):
     candidates: int | None = Field(
         None, description="How many places of this kind spell the value (>1: ambiguous)."
     )
+    overrides: Value | None = Field(
+        None,
+        description="argv: the other value a file the run read (else the script) gives the "
+        "same key, which the token replaced.",
+    )
+    overrides_at: str | None = Field(None, description="argv: where that value is (file:line).")
 
 
 class Config(Declared):

@@ -53,7 +53,11 @@ MAX_BYTES = 1 << 20  # a config file; a bigger file is data, not settings
 
 def setting_values(config: dict[str, Any]) -> dict[str, float]:
     """The run's value of each setting a fix may change (the ones the capture knows)."""
+    # the lr the optimizer was built with: a schedule (a warmup by hand) changes its lr after
     values: dict[str, Any] = {"lr": config.get("lr")}
+    initial = _number(config.get("lr_initial"))
+    if initial is not None and initial > 0:
+        values["lr"] = initial
     if values["lr"] is None:
         values["lr"] = hand_written_lr(config)
     clip = config.get("grad_clip") or config.get("grad_clip_inactive") or {}
@@ -293,7 +297,9 @@ def origin_of(
     if tokens:
         best = dict(tokens[-1])  # the last one given wins
         del best["number"]
-        return {**best, "value": value, "candidates": len(tokens)}
+        found = {**best, "value": value, "candidates": len(tokens)}
+        found.update(_overridden(best["key"], value, script, texts))
+        return found
     places = []
     for path, text in texts.items():
         for place in file_places(text):
@@ -316,6 +322,22 @@ def origin_of(
         "value": value,
         "candidates": same_kind,
     }
+
+
+def _overridden(key: str, value: float, script: Path | None, texts: dict[Path, str]) -> dict:
+    """What a command-line token replaced: the other number a file the run read (else the
+    script) gives the same key -- the value the run would have had without the token."""
+    places = []
+    for path, text in texts.items():
+        in_script = script is not None and path == script
+        for place in file_places(text):
+            if place["key"] == key and not _same(place["number"], value):
+                places.append((in_script, path, place))
+    if not places:
+        return {}
+    places.sort(key=lambda p: p[0])  # a config file overrides the script
+    _, path, place = places[0]
+    return {"overrides": place["number"], "overrides_at": f"{path.name}:{place['line']}"}
 
 
 def argv_places(argv: list[str]) -> list[dict[str, Any]]:

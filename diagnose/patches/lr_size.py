@@ -5,6 +5,7 @@ lr was ``current``, wherever that lr lives (a literal, a flag, a config file). E
 command-line change of the lr asks this function, so the size is decided once.
 
 The size follows the evidence. ``current`` is compared with the usual lr for the run: the
+value a command-line token replaced (a config file's, else the script's own), the
 framework's own default where the run used one (``TrainingArguments.learning_rate``, read
 from the installed transformers), the script's argparse default when the user overrode it on
 the command line, else the optimizer's usual lr (``rules/_heuristics.yaml``, torch's
@@ -128,18 +129,26 @@ def flag_lr(report: Report) -> float | None:
 def usual_lr(report: Report) -> Usual | None:
     """The usual lr for this run (framework default, overridden argparse default, optimizer)."""
     config = report.config
+    origin = (config.origins or {}).get("lr")
+    replaced = origin.overrides if origin is not None and origin.kind == "argv" else None
+    if isinstance(replaced, int | float) and not isinstance(replaced, bool) and replaced > 0:
+        return Usual(
+            float(replaced), f"what {origin.overrides_at} sets, which {origin.token} replaced"
+        )
     if config.transformers:
         default = transformers_default_lr()
         if default is not None:
             return Usual(default, "the default of transformers' TrainingArguments.learning_rate")
-    flag = _overridden_flag_default(report)
-    if flag is not None:
-        return flag
     from diagnose.facts.heuristics import typical_lr
 
     optimizer = config.optimizer
     key = optimizer.rsplit(".", 1)[-1].lower() if optimizer else None
     typical, source = typical_lr(key)
+    flag = _overridden_flag_default(report)
+    # a flag's default orders of magnitude above the optimizer's usual lr was meant for
+    # another update (a script's hand-written SGD path beside its --use-optimizer one)
+    if flag is not None and (typical is None or flag.lr < typical * FAR_ABOVE):
+        return flag
     if typical is None:
         return None
     return Usual(typical, source or "heuristic")

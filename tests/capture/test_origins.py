@@ -30,6 +30,23 @@ def test_a_dotted_override_token_is_the_origin_of_the_value_it_spells(tmp_path):
     assert found["lr"]["index"] == 0 and found["lr"]["key"] == "learning_rate"
 
 
+def test_the_lr_the_optimizer_was_built_with_is_looked_for_not_the_scheduled_one(tmp_path):
+    # a warmup by hand had set the lr to 118.8 at the event; the flag gave 1e3
+    config = {"lr": 118.81, "lr_initial": 1000.0}
+    found = _origins(config, ["config/train.py", "--learning_rate=1e3"], tmp_path)
+    assert found["lr"]["token"] == "--learning_rate=1e3" and found["lr"]["value"] == 1000.0
+
+
+def test_a_token_says_what_it_replaced_a_config_file_before_the_script(tmp_path):
+    (tmp_path / "train.py").write_text("learning_rate = 6e-4\n", encoding="utf-8")
+    files = {"cfg.py": "# small model\nlearning_rate = 1e-3\n"}
+    argv = ["cfg.py", "--learning_rate=1e3"]
+    origin = _origins({"lr": 1000.0}, argv, tmp_path, files)["lr"]
+    assert (origin["overrides"], origin["overrides_at"]) == (1e-3, "cfg.py:2")
+    alone = _origins({"lr": 1000.0}, argv[1:], tmp_path)["lr"]
+    assert (alone["overrides"], alone["overrides_at"]) == (6e-4, "train.py:1")
+
+
 def test_a_flag_and_its_separate_value_point_at_the_value_token(tmp_path):
     found = _origins({"lr": 2.0}, ["--steps", "2", "--lr", "2.0"], tmp_path)
     assert found["lr"]["index"] == 3 and found["lr"]["token"] == "2.0"

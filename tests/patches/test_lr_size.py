@@ -83,6 +83,40 @@ def test_the_usual_of_an_overridden_flag_is_the_scripts_default(tmp_path):
     assert lowered_lr(report, 500.0) == pytest.approx(5e-4)
 
 
+def test_a_flag_default_meant_for_another_optimizer_is_not_the_usual(tmp_path):
+    # the script's --lr default (20) is for its hand-written SGD; this run chose AdamW
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--lr', type=float, default=20)\n"
+    )
+    config = {
+        "optimizer": "torch.optim.AdamW",
+        "lr": 1000.0,
+        "args": {"lr": 1000.0},
+        "args_given": {"lr": "--lr"},
+    }
+    usual = usual_lr(_report(config, step=3, path=script))
+    assert usual.lr == pytest.approx(1e-3) and "AdamW" in usual.source
+
+
+def test_the_usual_of_a_value_a_token_replaced_is_that_value():
+    origin = {
+        "kind": "argv",
+        "token": "--learning_rate=1e3",
+        "index": 1,
+        "key": "learning_rate",
+        "value": 1000.0,
+        "overrides": 1e-3,
+        "overrides_at": "train_shakespeare_char.py:28",
+    }
+    config = {"optimizer": "torch.optim.AdamW", "lr": 118.8, "lr_initial": 1000.0}
+    report = _report({**config, "origins": {"lr": origin}}, step=11)
+    usual = usual_lr(report)
+    assert usual.lr == 1e-3 and "train_shakespeare_char.py:28" in usual.source
+    assert lowered_lr(report, 1000.0) == pytest.approx(1e-3)
+
+
 def test_the_users_lr_is_the_first_steps_not_the_scheduled_one_at_the_event():
     history = [{"step": 0, "lr": 2.0}, {"step": 1, "lr": 1.0}, {"step": 2, "lr": 0.5}]
     assert user_lr(_report({}, step=2, history=history)) == 2.0
