@@ -14,6 +14,9 @@ A token wins over a file (a command line overrides a config file in every librar
 both); a config file wins over the script. Several places of the best kind that spell the
 value make the origin ambiguous: the first is kept and ``candidates`` says how many there were.
 
+When no clip ran at all, a clipping limit of 0 given somewhere (``--grad_clip=0.0``) is the
+clipping limit's origin: it is what switched the script's ``if grad_clip != 0.0:`` clip off.
+
 A switch (transformers' ``fp16=True``) is looked for the same way, as ``--fp16`` (alone, or
 with a true value), ``fp16: true`` / ``"fp16": true`` / ``fp16=True``.
 
@@ -98,6 +101,11 @@ def find_origins(
         origin = origin_of(setting, value, argv, script, texts)
         if origin is not None:
             found[setting] = origin
+    if "grad_clip.max" not in found and not config.get("grad_clip"):
+        # no clip ran: a limit of 0 given somewhere is what switched the script's clip off
+        origin = origin_of("grad_clip.max", 0.0, argv, script, texts)
+        if origin is not None:
+            found["grad_clip.max"] = origin
     hf = config.get("transformers") or {}
     for switch in SWITCHES:
         if hf.get(switch) is True:

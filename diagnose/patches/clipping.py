@@ -34,7 +34,9 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
     else insert a clip after each backward()."""
     origin = origin_of(ctx, "grad_clip.max")
     if origin is not None and isinstance(origin.value, (int, float)) and origin.value <= 0:
-        return change_setting(ctx, origin, float(MAX_NORM), "the clipping limit")
+        replaced = origin.overrides  # the limit the script had before a token switched it off
+        limit = replaced if isinstance(replaced, (int, float)) and replaced > 0 else MAX_NORM
+        return change_setting(ctx, origin, float(limit), "the clipping limit")
     if origin is not None and ctx.report.facts.get("symptom.clip-never-acts"):
         return change_setting(ctx, origin, _acting_limit(ctx, origin), "the clipping limit")
     script = ctx.script

@@ -47,6 +47,17 @@ def test_a_token_says_what_it_replaced_a_config_file_before_the_script(tmp_path)
     assert (alone["overrides"], alone["overrides_at"]) == (6e-4, "train.py:1")
 
 
+def test_a_clipping_limit_of_zero_is_the_origin_when_no_clip_ran(tmp_path):
+    (tmp_path / "train.py").write_text("grad_clip = 1.0\n", encoding="utf-8")
+    found = _origins({"grad_clip": None}, ["--grad_clip=0.0", "--seed=0"], tmp_path)
+    assert (found["grad_clip.max"]["token"], found["grad_clip.max"]["value"]) == (
+        "--grad_clip=0.0",
+        0.0,
+    )
+    clipped = {"grad_clip": {"kind": "norm", "max": 1.0, "calls": 3}}
+    assert _origins(clipped, ["--grad_clip=0.0"], tmp_path)["grad_clip.max"]["value"] == 1.0
+
+
 def test_a_flag_and_its_separate_value_point_at_the_value_token(tmp_path):
     found = _origins({"lr": 2.0}, ["--steps", "2", "--lr", "2.0"], tmp_path)
     assert found["lr"]["index"] == 3 and found["lr"]["token"] == "2.0"
