@@ -1,4 +1,5 @@
-"""lower-learning-rate: lower the lr where the run got it (``patches.lr_size`` sizes it).
+"""lower-learning-rate and raise-learning-rate: change the lr where the run got it
+(``patches.lr_size`` sizes it).
 
 The lr can come from a command-line token or a config file the run read (``config.origins``):
 the fix is then the command to run instead or a diff of that file. Otherwise it is a literal
@@ -11,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.lr_size import lowered_lr, size_reason
+from diagnose.patches.lr_size import candidate_lr, lowered_lr, raised, size_reason, user_lr
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
 from diagnose.patches.source import NoPatch, Script, dotted, format_number, number, with_keyword
@@ -40,6 +41,26 @@ def lower_learning_rate(ctx: PatchContext) -> Patched:
     reason = size_reason(ctx.report)
     if reason and patched.note:
         patched.note = f"{patched.note}. Why this value: {reason}"
+    return patched
+
+
+@patcher("raise-learning-rate")
+def raise_learning_rate(ctx: PatchContext) -> Patched:
+    """The lr set, where the run got it, to the value ``lr_size.raised`` gives (the place is
+    found as lower-learning-rate finds it: each of its writes asks for the candidate)."""
+    current = user_lr(ctx.report)
+    if current is None:
+        raise NoPatch("the run's lr is not known")
+    suggestion = raised(ctx.report, current)
+    try:
+        with candidate_lr(suggestion.lr):
+            patched = _lower_learning_rate(ctx)
+    except NoPatch as exc:
+        raise NoPatch(
+            f"set the lr to {format_number(suggestion.lr)} where the script sets it ({exc})"
+        ) from None
+    if patched.note:
+        patched.note = f"{patched.note}. Why this value: {suggestion.reason}"
     return patched
 
 

@@ -101,6 +101,23 @@ def suggest(report: Report, current: float) -> Suggestion:
     return Suggestion(new, f"lr {num(current)} / {num(factor)} = {num(new)}: {why}")
 
 
+def raised(report: Report, current: float) -> Suggestion:
+    """The lr to suggest for a run whose ``current`` lr was too low to learn: the usual lr
+    when ``current`` is orders of magnitude below it, else ten times ``current``."""
+    usual = usual_lr(report)
+    if usual is not None and current * FAR_ABOVE <= usual.lr:
+        return Suggestion(
+            usual.lr,
+            f"lr {num(current)} is {num(usual.lr / current)}x below the usual {num(usual.lr)} "
+            f"({usual.source}): go back to it",
+        )
+    new = current * FACTOR
+    why = f"lr {num(current)} x {num(FACTOR)} = {num(new)}"
+    if usual is not None:
+        why += f"; the usual lr is {num(usual.lr)} ({usual.source})"
+    return Suggestion(new, why)
+
+
 def user_lr(report: Report) -> float | None:
     """The lr the user set: the optimizer's lr when it was built (a schedule changes the
     config's lr afterwards), else the config's, else the framework's, else step 0's, else (no

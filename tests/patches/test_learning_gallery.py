@@ -52,7 +52,10 @@ LEARNING = {
             }
         ]
     },
+    "silent_tiny_lr.py": {},
 }
+# script -> the config the patcher reads besides (what the capture records of that run)
+CONFIG = {"silent_tiny_lr.py": {"optimizer": "Adam", "lr": 1e-9, "lr_initial": 1e-9}}
 
 
 def silent_with_patcher() -> set[str]:
@@ -73,7 +76,12 @@ def test_expected_fix_makes_the_silent_script_learn(tmp_path, name):
     script = tmp_path / name
     script.write_text((EXAMPLES / name).read_text())
     report = Report.model_validate(
-        {"status": "silent", "script": {"path": str(script)}, "learning": LEARNING[name]}
+        {
+            "status": "silent",
+            "script": {"path": str(script)},
+            "learning": LEARNING[name],
+            "config": CONFIG.get(name, {}),
+        }
     )
     fix_id = EXPECTED[name]["expected_fix"]
     result = make_patch(fix_id, script, report)

@@ -8,10 +8,12 @@ import dataclasses
 import pytest
 from transformers import TrainingArguments
 
+from diagnose.patches import make_patch
 from diagnose.patches.lr_size import (
     candidate_lr,
     lowered_lr,
     lr_ladder,
+    raised,
     suggest,
     user_lr,
     usual_lr,
@@ -132,3 +134,28 @@ def test_a_candidate_replaces_the_suggestion_only_inside_its_block():
     with candidate_lr(1e-5):
         assert lowered_lr(report, 3e-3) == 1e-5
     assert lowered_lr(report, 3e-3) == pytest.approx(3e-4)
+
+
+def test_an_lr_orders_below_the_usual_goes_back_to_it_and_one_near_it_is_raised_tenfold():
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 1e-9}, step=None)
+    assert raised(report, 1e-9).lr == pytest.approx(1e-3)
+    assert raised(report, 2e-4).lr == pytest.approx(2e-3)
+
+
+def test_a_too_low_lr_from_a_token_is_raised_on_the_command_line(tmp_path):
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--lr', type=float, default=20)\n"
+    )
+    origin = {"kind": "argv", "token": "1e-5", "index": 1, "key": "lr", "value": 1e-5}
+    config = {
+        "args": {"lr": 1e-5},
+        "args_given": {"lr": "--lr"},
+        "origins": {"lr": origin},
+    }
+    report = _report(config, step=None, path=script)
+    report.script.argv = ["--lr", "1e-5", "--epochs", "1"]
+    result = make_patch("raise-learning-rate", script, report)
+    assert result.argv == ["--lr", "20.0", "--epochs", "1"], result.note
+    assert "the script's default of --lr" in result.note
