@@ -50,14 +50,7 @@ def change_setting(ctx: PatchContext, origin: Origin, new: float, what: str) -> 
         )
     if origin.kind not in ("config-file", "script") or not origin.file or not origin.line:
         raise NoPatch(f"{what} comes from {origin.kind}, which cannot be changed here")
-    path = Path(origin.file)
-    if origin.kind == "script":
-        text = ctx.script.source
-    else:
-        try:  # a regular file only (a report may name a FIFO), bounded in size
-            text = read_user_file(path).data.decode("utf-8")
-        except (UsageError, UnicodeDecodeError) as exc:
-            raise NoPatch(f"{what} comes from {origin.file}, which cannot be read: {exc}") from None
+    path, text = origin_text(ctx, origin, f"{what} comes from")
     changed = _changed_line(text, origin, literal)
     note = (
         f"{what} {_shown(origin.value)} comes from {shown_path(path)}:{origin.line} "
@@ -77,6 +70,18 @@ def _changed_argv(argv: list[str], origin: Origin, literal: str) -> list[str]:
     key, sep, _ = token.partition("=")
     argv[index] = f"{key}={literal}" if sep else literal
     return argv
+
+
+def origin_text(ctx: PatchContext, origin: Origin, what: str) -> tuple[Path, str]:
+    """The path and text of the file an origin names: the script's own text, or a config
+    file read as a regular file only (a report may name a FIFO), bounded in size."""
+    if origin.kind == "script":
+        return ctx.path if not origin.file else Path(origin.file), ctx.script.source
+    path = Path(origin.file or "")
+    try:
+        return path, read_user_file(path).data.decode("utf-8")
+    except (UsageError, UnicodeDecodeError) as exc:
+        raise NoPatch(f"{what} {origin.file}, which cannot be read: {exc}") from None
 
 
 def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patched:
@@ -99,16 +104,7 @@ def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patche
     known = origin.kind == "script" or (origin.kind == "config-file" and origin.file)
     if not known or not origin.line:
         raise NoPatch(f"{old} is turned on by {origin.kind}, which cannot be changed here")
-    path = ctx.path if origin.kind == "script" else Path(origin.file or "")
-    if origin.kind == "script":
-        text = ctx.script.source
-    else:
-        try:  # a regular file only (a report may name a FIFO), bounded in size
-            text = read_user_file(path).data.decode("utf-8")
-        except (UsageError, UnicodeDecodeError) as exc:
-            raise NoPatch(
-                f"{old} is turned on in {origin.file}, which cannot be read: {exc}"
-            ) from None
+    path, text = origin_text(ctx, origin, f"{old} is turned on in")
     lines = text.splitlines(keepends=True)
     line_no = origin.line
     key = re.compile(

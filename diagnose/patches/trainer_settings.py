@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from diagnose.errors import UsageError
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.settings import shown_path
+from diagnose.patches.settings import origin_text, shown_path
 from diagnose.patches.source import NoPatch, dotted, with_keyword
-from diagnose.userwrite import read_user_file
 
 ORIGIN = "lightning.Trainer"
 
@@ -55,11 +52,7 @@ def add_trainer_argument(ctx: PatchContext, key: str, value: float | str) -> Pat
     if origin.kind == "script" and origin.line:
         return _in_trainer_call(ctx, origin.line, key, python, setting)
     if origin.kind == "config-file" and origin.file and origin.line:
-        path = Path(origin.file)
-        try:  # a regular file only (a report may name a FIFO), bounded in size
-            text = read_user_file(path).data.decode("utf-8")
-        except (UsageError, UnicodeDecodeError) as exc:
-            raise NoPatch(f"the Trainer's arguments come from {origin.file}: {exc}") from None
+        path, text = origin_text(ctx, origin, "the Trainer's arguments come from")
         changed = with_mapping_key(text, origin.line, key, bare, value)
         return Patched(
             None,

@@ -44,7 +44,6 @@ The floors below are the figures after the fixes above, rounded down: they may o
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,13 @@ import pytest
 from diagnose.matcher import Matcher
 from diagnose.records import load_records
 from tests.matching.test_real_sample import SAMPLE as REAL_SAMPLE
-from tests.matching.test_real_sample import Figures, first_answer
+from tests.matching.test_real_sample import (
+    check_answer,
+    check_entry,
+    first_answer,
+    measure,
+    with_known_wrong,
+)
 
 SAMPLE_FILE = Path(__file__).with_name("heldout_sample.json")
 SAMPLE: list[dict[str, Any]] = json.loads(SAMPLE_FILE.read_text(encoding="utf-8"))
@@ -96,22 +101,6 @@ KNOWN_MISSED: dict[str, str] = {
 }
 
 
-def measure(answers: list[str | None]) -> Figures:
-    """The held-out figures, counted as test_real_sample.measure counts the real sample."""
-    pairs = [(entry["expect"], got) for entry, got in zip(SAMPLE, answers, strict=True)]
-    labelled = [(want, got) for want, got in pairs if want]
-    unlabelled = [got for want, got in pairs if not want]
-    answered = [(want, got) for want, got in pairs if got]
-    return Figures(
-        labelled=len(labelled),
-        right=sum(1 for want, got in labelled if got == want),
-        unlabelled=len(unlabelled),
-        honest=sum(1 for got in unlabelled if got is None),
-        answered=len(answered),
-        wrong=sum(1 for want, got in answered if got != want),
-    )
-
-
 @pytest.fixture(scope="module")
 def answers() -> list[str | None]:
     """The slug of each message's first confident match (None: no match)."""
@@ -134,12 +123,7 @@ def test_the_sample_is_held_out_from_the_real_sample() -> None:
 
 @pytest.mark.parametrize("entry", SAMPLE, ids=IDS)
 def test_every_entry_has_a_thread_url_and_the_pasted_text(entry: dict[str, Any]) -> None:
-    assert set(entry) == {"url", "text", "library", "family", "expect"}
-    assert re.fullmatch(r"https://[^\s/]+\.[^\s/]+/\S*", entry["url"])
-    assert entry["text"].strip()
-    assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", entry["family"])
-    assert entry["library"].strip()
-    assert entry["expect"] is None or isinstance(entry["expect"], str)
+    check_entry(entry)
 
 
 def test_every_expected_record_is_shipped() -> None:
@@ -153,21 +137,11 @@ def test_the_known_lists_name_threads_of_the_sample() -> None:
     assert set(KNOWN_MISSED) <= {e["url"] for e in SAMPLE if e["expect"]}
 
 
-def _known_wrong(index: int, entry: dict[str, Any]) -> Any:
-    reason = KNOWN_WRONG.get(entry["url"])
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(index, entry, marks=marks, id=IDS[index])
-
-
-@pytest.mark.parametrize(("index", "entry"), [_known_wrong(i, e) for i, e in enumerate(SAMPLE)])
+@pytest.mark.parametrize(("index", "entry"), with_known_wrong(SAMPLE, KNOWN_WRONG, IDS))
 def test_no_message_gets_a_confident_wrong_answer(
     answers: list[str | None], index: int, entry: dict[str, Any]
 ) -> None:
-    got = answers[index]
-    if entry["expect"] is None:
-        assert got is None, f"no shipped record explains {entry['url']}, yet {got} was matched"
-    else:
-        assert got in (entry["expect"], None), f"{entry['url']}: {got} instead of {entry['expect']}"
+    check_answer(entry, answers[index])
 
 
 def test_every_missed_message_is_known(answers: list[str | None]) -> None:
@@ -180,7 +154,7 @@ def test_every_missed_message_is_known(answers: list[str | None]) -> None:
 
 
 def test_the_held_out_figures_do_not_fall(answers: list[str | None]) -> None:
-    figures = measure(answers)
+    figures = measure(answers, SAMPLE)
     honest_share = figures.honest / figures.unlabelled
     right_of_all = sum(1 for e, got in zip(SAMPLE, answers, strict=True) if got == e["expect"])
     print(
