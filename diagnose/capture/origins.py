@@ -143,30 +143,24 @@ def switch_origin(
             tokens.append({"kind": "argv", "index": index, "token": token})
     if tokens:
         return {**tokens[-1], "key": switch, "value": True, "candidates": len(tokens)}
-    spelt = re.compile(
-        rf"""(?<![\w.])["']?{re.escape(switch)}["']?\s*[:=]\s*(true|True|1)(?![\w.])"""
-    )
+    spelt = switch_spelling(switch)
     places = []
     for path, text in texts.items():
+        in_script = script is not None and path == script
         for number, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
             match = spelt.search(line.split("#", 1)[0])
             if match is not None:
-                in_script = script is not None and path == script
-                places.append((in_script, path, number, match.group(1)))
-    if not places:
-        return None
-    places.sort(key=lambda p: p[0])  # config files first
-    in_script, path, number, text = places[0]
-    return {
-        "kind": "script" if in_script else "config-file",
-        "file": str(path),
-        "line": number,
-        "key": switch,
-        "text": text,
-        "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
-        "value": True,
-        "candidates": sum(1 for p in places if p[0] == in_script),
-    }
+                places.append((in_script, path, number, switch, match.group("value")))
+    return _best_place(places, texts, True)
+
+
+def switch_spelling(switch: str) -> re.Pattern[str]:
+    """``fp16: true`` / ``"fp16": true`` / ``fp16=True`` (groups: ``quote``, the switch's
+    quote; ``rest``, what follows its name; ``value``, the true value)."""
+    return re.compile(
+        rf"""(?<![\w.])(?P<quote>["']?){re.escape(switch)}"""
+        rf"""(?P<rest>["']?\s*[:=]\s*(?P<value>true|True|1))(?![\w.])"""
+    )
 
 
 TRAINER_SECTION = "trainer"
@@ -310,25 +304,31 @@ def origin_of(
         return found
     places = []
     for path, text in texts.items():
+        in_script = script is not None and path == script
         for place in file_places(text):
             if keys.match(place["key"]) and _same(place["number"], value):
-                kind = "script" if script is not None and path == script else "config-file"
-                places.append((kind == "script", path, place))
+                places.append((in_script, path, place["line"], place["key"], place["text"]))
+    return _best_place(places, texts, value)
+
+
+def _best_place(
+    places: list[tuple[bool, Path, int, str, str]], texts: dict[Path, str], value: Any
+) -> dict[str, Any] | None:
+    """The origin among ``(in_script, path, line, key, text)`` places that spell a value: a
+    config file wins over the script; ``candidates`` counts the places of the winning kind."""
     if not places:
         return None
-    places.sort(key=lambda p: p[0])  # config files first
-    best_kind = places[0][0]
-    _, path, place = places[0]
-    same_kind = sum(1 for p in places if p[0] == best_kind)
+    places = sorted(places, key=lambda p: p[0])  # config files first
+    in_script, path, line, key, text = places[0]
     return {
-        "kind": "script" if best_kind else "config-file",
+        "kind": "script" if in_script else "config-file",
         "file": str(path),
-        "line": place["line"],
-        "key": place["key"],
-        "text": place["text"],
+        "line": line,
+        "key": key,
+        "text": text,
         "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
         "value": value,
-        "candidates": same_kind,
+        "candidates": sum(1 for p in places if p[0] == in_script),
     }
 
 

@@ -1,9 +1,11 @@
 """use-bf16, upcast-to-fp32 and raise-adam-eps: the precision-related patches.
 
 use-bf16 swaps every float16 spelling (``torch.float16``/``torch.half``, ``.half()``) for
-bfloat16, autocast included; under a Lightning Trainer with a float16 precision, it sets the
-Trainer's ``precision`` to its bfloat16 counterpart where the Trainer got its arguments. upcast-to-fp32 computes the loss line in float32 when the event
-was born in the loss, and otherwise takes the script back to float32. raise-adam-eps gives Adam
+bfloat16, autocast included; under a Lightning Trainer with a float16 precision it sets the
+Trainer's ``precision`` to its bfloat16 counterpart where the Trainer got its arguments, and
+under transformers' ``fp16=True`` it turns ``bf16`` on where ``fp16`` was turned on.
+upcast-to-fp32 computes the loss line in float32 when the event was born in the loss, and
+otherwise takes the script back to float32. raise-adam-eps gives Adam
 an eps that float16 can hold.
 """
 

@@ -14,10 +14,9 @@ crafted origin that does not match the text makes no change.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from diagnose.capture.origins import argv_places, file_places
+from diagnose.capture.origins import argv_places, file_places, switch_spelling
 from diagnose.errors import UsageError
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.source import NoPatch, format_number
@@ -107,13 +106,11 @@ def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patche
     path, text = origin_text(ctx, origin, f"{old} is turned on in")
     lines = text.splitlines(keepends=True)
     line_no = origin.line
-    key = re.compile(
-        rf"""(?<![\w.])(["']?){re.escape(old)}(["']?\s*[:=]\s*(?:true|True|1))(?![\w.])"""
-    )
+    key = switch_spelling(old)
     found = key.findall(lines[line_no - 1]) if 0 < line_no <= len(lines) else []
     if len(found) != 1:
         raise NoPatch(f"{origin.file}:{line_no} no longer turns {old} on")
-    lines[line_no - 1] = key.sub(rf"\g<1>{new}\g<2>", lines[line_no - 1])
+    lines[line_no - 1] = key.sub(rf"\g<quote>{new}\g<rest>", lines[line_no - 1])
     changed = "".join(lines)
     note = f"{old} is turned on at {shown_path(path)}:{line_no}: turn {new} on instead ({why})"
     if origin.kind == "script":

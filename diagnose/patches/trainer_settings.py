@@ -5,10 +5,11 @@ it left at its default has no such place; under Lightning it belongs with the Tr
 arguments, whose place the capture found (``config.origins["lightning.Trainer"]``, see
 ``diagnose.capture.origins``):
 
-- ``config-file``: the ``trainer:`` mapping of that YAML file gains the key (or its ``null``
-  is replaced), at the indentation of its other keys; the new text must parse to the old
-  data with that one key added;
-- ``script``: the ``Trainer(...)`` call on that line gains the keyword argument;
+- ``config-file``: the ``trainer:`` mapping of that YAML file gains the key (or the key's
+  line there is rewritten), at the indentation of its other keys; the new text must parse to
+  the old data with that one key set;
+- ``script``: the ``Trainer(...)`` call on that line gains the keyword argument (or its value
+  is replaced);
 - ``argv``: the command line gains ``--trainer.KEY=VALUE`` (in place of one it had).
 """
 

@@ -621,11 +621,13 @@ class Tracer:
             return
         host, offsets = window.read()
         self.syncs += 1
-        carried = []
-        if stepping is not None and (self._optimizers_created > 1 or self._other_optimizer_stepped):
-            own = {id(p) for g in stepping.param_groups for p in g["params"]}
-            carried = carry_other_models(window.recs, own)
         if math.isfinite(sum(host)):  # nan and inf survive a sum: nothing to look into
+            carried = []  # taken before scan_clean releases the inputs of the calls it keeps
+            if stepping is not None and (
+                self._optimizers_created > 1 or self._other_optimizer_stepped
+            ):
+                own = {id(p) for g in stepping.param_groups for p in g["params"]}
+                carried = carry_other_models(window.recs, own)
             calls, collapsed = scan_clean(window.recs, host, offsets, self._figures, self.frames)
             self._release(window.carried)
             if collapsed is not None:

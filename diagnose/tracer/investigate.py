@@ -288,7 +288,7 @@ class _Investigation:
         light checks saw, and says so.
         """
         backward_too = first_bad.kind in ("pgrad", "grad") and self.scene.backward
-        targets = first_bad.target or () if first_bad.kind == "pgrad" else ()
+        targets = (first_bad.target or ()) if first_bad.kind == "pgrad" else ()
         holding = frozenset(id(t[0] if isinstance(t, tuple) else t) for t in targets)
         replayed = replay.replay_window(
             recs, backward_too, self.scene.record, self.scene.layouts, holding
