@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from diagnose.capture.warning_origin import WarningOrigin
+
 _MISSING: Any = object()
 
 
@@ -63,6 +65,7 @@ class Patcher:
     def __init__(self, errors: ErrorLog) -> None:
         self.errors = errors
         self._patches: list[_Patch] = []
+        self._warnings = WarningOrigin()
 
     def wrap(
         self,
@@ -94,6 +97,7 @@ class Patcher:
             template, call_original, switch, self.errors, label, before, after, on_raise
         )
         wrapper.__diagnose_capture__ = True  # type: ignore[attr-defined]
+        self._warnings.install()
         setattr(owner, name, wrapper)
         self._patches.append(_Patch(owner, name, original, wrapper, switch))
         return wrapper
@@ -128,6 +132,7 @@ class Patcher:
         A patch that someone else has since wrapped again is left in place (removing it would
         drop their wrapper too) but switched to a pure pass-through, and noted.
         """
+        self._warnings.restore()
         while self._patches:
             patch = self._patches.pop()
             patch.switch.on = False
