@@ -134,7 +134,11 @@ class StepRecord(_Model):
 
     step: int
     loss: float | None = None
-    grad_norm: float | None = None
+    grad_norm: float | None = Field(
+        None,
+        description="Total norm of the parameter gradients; where a clip by norm ran, the norm "
+        "it measured before clipping.",
+    )
     max_activation: float | None = None
     lr: float | None = None
     loss_scale: float | None = None

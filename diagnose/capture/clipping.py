@@ -15,6 +15,7 @@ ran before the clip in this step, without a sync.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -49,6 +50,9 @@ class ClipWatcher:
         self._errors = errors
         self._scalers = scalers
         self._kinds: dict[str, _Kind] = {}
+        # called with the total gradient norm a clip by norm measured (before clipping): the
+        # tracer's history shows that norm, not the clipped one the optimizer then sees
+        self.norm_listeners: list[Callable[[Any], None]] = []
 
     def install(self, patcher: Patcher) -> None:
         import torch.nn.utils as utils
@@ -61,7 +65,11 @@ class ClipWatcher:
             if original is None:
                 continue
             wrapper = patcher.wrap(
-                owner, name, before=self._hook(kind, name), label=f"torch.nn.utils.{name}"
+                owner,
+                name,
+                before=self._hook(kind, name),
+                after=self._measured(name) if kind == "norm" else None,
+                label=f"torch.nn.utils.{name}",
             )
             if wrapper is not None:
                 wrappers[id(original)] = (original, wrapper)
@@ -94,6 +102,20 @@ class ClipWatcher:
                 break
 
         return before
+
+    def _measured(self, function: str) -> Any:
+        """Hands the total norm the clip measured to the listeners: ``clip_grad_norm_``
+        returns it; ``clip_grads_with_norm_`` is given it (its third argument)."""
+
+        def after(result: Any, *args: Any, **kwargs: Any) -> None:
+            if not self.norm_listeners:
+                return
+            if function in _NO_NORM_TYPE:
+                result = args[2] if len(args) > 2 else kwargs.get("total_norm")
+            for listener in self.norm_listeners:
+                listener(result)
+
+        return after
 
     def snapshot(self, config: dict[str, Any]) -> None:
         described = [self._describe(k) for k in self._kinds.values()]

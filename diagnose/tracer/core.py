@@ -215,6 +215,7 @@ class Tracer:
                 self._module_hooks.add()
             beside = [self.config] if self.config is not None else []
             hooks.install(stack, self, self._batch, beside)
+            self._listen_to_clipping(stack)
             self._active = True
         except BaseException:
             stack.close()
@@ -235,6 +236,25 @@ class Tracer:
             attached, self._attached = self._attached, None
             if attached is not None:
                 attached.close()
+
+    def _listen_to_clipping(self, stack: contextlib.ExitStack) -> None:
+        """Hear the norm each clip by norm measures, from the capture that wraps the clip."""
+        clipping = getattr(self.capture, "clipping", None)
+        listeners = getattr(clipping, "norm_listeners", None)
+        if isinstance(listeners, list) and self.clip_measured not in listeners:
+            listeners.append(self.clip_measured)
+            stack.callback(listeners.remove, self.clip_measured)
+
+    def clip_measured(self, total_norm: Any) -> None:
+        """A clip by norm measured ``total_norm`` (before clipping): the step's gradient norm
+        in the history is that one, as a framework's own log shows it, not the clipped norm
+        the optimizer is handed."""
+        if self._active and self._on and isinstance(total_norm, torch.Tensor):
+            window = self._window
+            slot = window.slot(total_norm)
+            if slot >= 0 and total_norm.dim() == 0:
+                entry = ("grad_norm", total_norm.dtype, total_norm.shape, slot)
+                window.recs.append(Rec("clipnorm", "backward", self.step, None, [entry]))
 
     def _detach_watches(self) -> None:
         self._active = False
@@ -582,7 +602,7 @@ class Tracer:
             (
                 self.step,
                 f.loss,
-                f.grad_norm,
+                f.clip_norm if f.clip_norm is not None else f.grad_norm,
                 f.max_activation,
                 f.lr,
                 f.loss_scale,

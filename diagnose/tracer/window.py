@@ -335,7 +335,8 @@ class Figures:
     """The step's history figures, gathered over its windows until the step ends."""
 
     loss: float | None = None
-    grad_norm: float | None = None
+    grad_norm: float | None = None  # of the gradients the optimizer was handed
+    clip_norm: float | None = None  # the total norm a clip by norm measured, before clipping
     max_activation: float | None = None
     lr: float | None = None
     loss_scale: float | None = None
@@ -439,6 +440,8 @@ def _clean_figure(rec: Rec, host: list[float], offsets: list[int], figures: Figu
     if kind == "pgrad":
         at = offsets[rec.chunk]
         figures.grad_norm = math.hypot(figures.grad_norm or 0.0, *host[at : at + len(rec.outs)])
+    elif kind == "clipnorm":
+        figures.clip_norm = host[2 * rec.outs[0][3]]
     elif kind == "loss":
         _, _, shape, s = rec.outs[0]
         if len(shape) == 0 and s >= 0:
@@ -470,6 +473,9 @@ def scan(
             bad = bad and confirm_nonfinite(rec)
             grad_sq += sum(hi * hi for _, hi in rec.values or ())
             figures.grad_norm = math.sqrt(grad_sq)
+        elif kind == "clipnorm":
+            bad = False  # a figure; the gradients it was measured over are checked themselves
+            figures.clip_norm = (rec.values or [(None, None)])[0][0]
         elif kind == "grad" and scaler_active:
             bad = False  # inf gradients under a loss scaler: the scaler skips the step
         elif kind != "grad":

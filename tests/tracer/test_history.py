@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 import torch
 from torch import nn
 
@@ -140,3 +141,38 @@ def test_a_traced_training_loop_keeps_a_bounded_history_up_to_its_event():
     assert report.steps_recorded == 59 == report.history_note.steps
     assert [r.step for r in report.history[:5]] == list(range(5))
     assert [r.step for r in report.history[-5:]] == list(range(54, 59))
+
+
+def _clipped_run(clip: object) -> tuple[list[float], list[float | None]]:
+    """Six steps of large gradients clipped at a norm of 1 by ``clip``: (the norms the clip
+    measured, the grad norm column of the history)."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    measured: list[float] = []
+    tracer = Tracer()
+    with tracer:
+        for _ in range(6):
+            loss = model(torch.randn(8, 4) * 100).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            measured.append(float(clip(model.parameters())))
+            optimizer.step()
+    return measured, [r.grad_norm for r in tracer.report().history]
+
+
+def test_under_clipping_the_history_shows_the_norm_the_clip_measured_not_the_clipped_one():
+    measured, column = _clipped_run(lambda params: nn.utils.clip_grad_norm_(params, 1.0))
+    assert min(measured) > 100  # the clip acted every step
+    assert column == [pytest.approx(n, rel=1e-5) for n in measured]
+
+
+def test_clipping_in_two_halves_shows_the_measured_norm_too():
+    def two_halves(params):  # accelerate's way: measure, then clip with that norm
+        params = list(params)
+        total = nn.utils.get_total_norm([p.grad for p in params])
+        nn.utils.clip_grads_with_norm_(params, 1.0, total)
+        return total
+
+    measured, column = _clipped_run(two_halves)
+    assert column == [pytest.approx(n, rel=1e-5) for n in measured]
