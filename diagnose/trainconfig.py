@@ -278,8 +278,9 @@ class Config(Declared):
         None,
         description='setting ("lr", "grad_clip.max", "eps", a switch that is on: "fp16") -> '
         "where the run's value came from; "
-        '"lightning.Trainer": where the Lightning Trainer got its arguments (a setting it '
-        "left at its default is given there).",
+        '"lightning.Trainer" / "transformers.TrainingArguments": where the Lightning Trainer / '
+        "the TrainingArguments got their arguments (a setting left at its default is given "
+        "there).",
     )
     capture_errors: list[str] | None = None
     training_calls: TrainingCalls | None = Field(

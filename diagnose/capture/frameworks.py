@@ -99,11 +99,53 @@ class TransformersWatcher:
         latest = instances[-1]
         described = pick(latest, TRAINING_ARGUMENT_FIELDS)
         described["class"] = type(latest).__name__
+        changed = _changed_fields(latest)
+        if changed:
+            described["init_args"] = changed
+            described["init_changed"] = list(changed)
         hides = bool(described.get("logging_nan_inf_filter"))
         described["logs_hide_nonfinite_loss"] = hides
         if hides:
             described["notes"] = [NAN_INF_FILTER_NOTE]
         config["transformers"] = described
+
+
+MAX_CHANGED_FIELDS = 200
+
+
+def _changed_fields(arguments: Any) -> dict[str, Any]:
+    """The dataclass fields of ``arguments`` whose value is not their default (plain values
+    only): the ones a command line, a config file or a call must have spelt."""
+    import dataclasses
+
+    changed: dict[str, Any] = {}
+    try:
+        fields = dataclasses.fields(arguments)
+    except TypeError:
+        return changed
+    for field in fields[: MAX_CHANGED_FIELDS * 4]:
+        if not field.init or field.default is dataclasses.MISSING:
+            continue
+        try:
+            value = getattr(arguments, field.name)
+        except Exception:
+            continue
+        if isinstance(value, (bool, int, float, str)) and not _same_value(value, field.default):
+            changed[field.name] = value
+            if len(changed) >= MAX_CHANGED_FIELDS:
+                break
+    return changed
+
+
+def _same_value(value: Any, default: Any) -> bool:
+    if isinstance(value, bool) or isinstance(default, bool):
+        return value is default
+    if isinstance(value, (int, float)) and isinstance(default, (int, float)):
+        return value == default
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except Exception:
+        return False
 
 
 class LightningWatcher:

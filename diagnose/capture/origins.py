@@ -25,7 +25,11 @@ A setting the run never set has no value to look for; a fix that turns it on (Li
 Lightning ``Trainer`` got its arguments is found too (``"lightning.Trainer"``), from the
 arguments it was given other than their defaults: a ``trainer:`` mapping in a YAML config the
 run read (LightningCLI's ``--config``, a Hydra or OmegaConf file) whose keys hold those values
-and none other, a ``Trainer(...)`` call in the script, or ``--trainer.KEY`` tokens.
+and none other, a ``Trainer(...)`` call in the script, or ``--trainer.KEY`` tokens. The
+same for transformers' ``TrainingArguments`` (``"transformers.TrainingArguments"``), from the
+fields away from their defaults: the top-level mapping of a JSON or YAML file the run read (as
+``HfArgumentParser.parse_json_file`` reads one), a ``TrainingArguments(...)`` call (or the
+subclass's) in the script, or ``--FIELD`` tokens (``parse_args_into_dataclasses``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,13 +117,15 @@ def find_origins(
             origin = switch_origin(switch, argv, script, texts)
             if origin is not None:
                 found[switch] = origin
-    lightning = config.get("lightning") or {}
-    init_args = lightning.get("init_args") or {}
-    changed = {k: init_args[k] for k in lightning.get("init_changed") or () if k in init_args}
-    if changed:
-        origin = section_origin(TRAINER_SECTION, init_args, changed, argv, script, texts)
-        if origin is not None:
-            found["lightning.Trainer"] = origin
+    for place in (LIGHTNING_TRAINER, TRAINING_ARGUMENTS):
+        described = config.get(place.config_key) or {}
+        init_args = described.get("init_args") or {}
+        changed = {k: init_args[k] for k in described.get("init_changed") or () if k in init_args}
+        if changed:
+            call = place.call or str(described.get("class") or "")
+            origin = section_origin(place, init_args, changed, argv, script, texts, call)
+            if origin is not None:
+                found[place.origin] = origin
     return found
 
 
@@ -163,25 +170,47 @@ def switch_spelling(switch: str) -> re.Pattern[str]:
     )
 
 
-TRAINER_SECTION = "trainer"
-_CALL = re.compile(r"\bTrainer\s*\(")
+@dataclass(frozen=True)
+class ArgumentsPlace:
+    """How one framework object's arguments are spelt: ``section`` is the key of their mapping
+    in a config file (None: the file's top-level mapping, as ``HfArgumentParser`` reads a JSON
+    or YAML file), ``prefix`` starts their command-line tokens, ``call`` is the name of the
+    class whose call in the script takes them (None: the class the capture saw)."""
+
+    origin: str  # the key of ``config.origins``
+    config_key: str  # where the capture described the object
+    section: str | None
+    prefix: str
+    call: str | None
+
+
+LIGHTNING_TRAINER = ArgumentsPlace(
+    "lightning.Trainer", "lightning", "trainer", "--trainer.", "Trainer"
+)
+TRAINING_ARGUMENTS = ArgumentsPlace(
+    "transformers.TrainingArguments", "transformers", None, "--", None
+)
 
 
 def section_origin(
-    section: str,
+    place: ArgumentsPlace,
     given: dict[str, Any],
     changed: dict[str, Any],
     argv: list[str],
     script: Path | None,
     texts: dict[Path, str],
+    call: str,
 ) -> dict[str, Any] | None:
     """Where a framework object got its arguments (see the module docstring): ``given`` are
-    all its arguments as the run bound them, ``changed`` those away from their defaults."""
+    all its arguments as the run bound them, ``changed`` those away from their defaults; a
+    config file that spells them, else a ``call(...)`` in the script, else command-line
+    tokens."""
+    key = place.section or call
     places = []
     for path, text in texts.items():
         if script is not None and path == script:
             continue
-        for line, matched in _yaml_sections(text, section, given, changed):
+        for line, matched in _yaml_sections(text, place.section, given, changed):
             places.append((matched, path, line))
     if places:
         places.sort(key=lambda p: -p[0])
@@ -190,25 +219,26 @@ def section_origin(
             "kind": "config-file",
             "file": str(path),
             "line": line,
-            "key": section,
+            "key": key,
             "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
             "candidates": len(places),
         }
-    if script is not None and script in texts:
+    if script is not None and script in texts and call.isidentifier():
+        called = re.compile(rf"\b{re.escape(call)}\s*\(")
         lines = [
             number
             for number, code in enumerate(texts[script].splitlines()[:MAX_LINES], start=1)
-            if _CALL.search(code.split("#", 1)[0])
+            if called.search(code.split("#", 1)[0]) and not _DEFINITION.match(code)
         ]
         if lines:
             return {
                 "kind": "script",
                 "file": str(script),
                 "line": lines[0],
-                "key": section,
+                "key": key,
                 "candidates": len(lines),
             }
-    prefix = f"--{section}."
+    prefix = place.prefix
     tokens = [
         (index, token)
         for index, token in enumerate(argv)
@@ -218,7 +248,7 @@ def section_origin(
         index, token = tokens[0]
         return {
             "kind": "argv",
-            "key": section,
+            "key": key,
             "token": token,
             "index": index,
             "candidates": len(tokens),
@@ -226,11 +256,15 @@ def section_origin(
     return None
 
 
+_DEFINITION = re.compile(r"\s*(?:class|def)\s")
+
+
 def _yaml_sections(
-    text: str, section: str, given: dict[str, Any], changed: dict[str, Any]
+    text: str, section: str | None, given: dict[str, Any], changed: dict[str, Any]
 ) -> list[tuple[int, int]]:
     """(line, how many changed arguments it spells) for each ``section:`` mapping of a YAML
-    (or JSON) text that spells at least one changed argument and contradicts none."""
+    (or JSON) text that spells at least one changed argument and contradicts none; with no
+    ``section``, the text's top-level mapping."""
     import yaml
 
     from diagnose.yamlsafe import YAMLLimitError, compose
@@ -240,6 +274,9 @@ def _yaml_sections(
     except (yaml.YAMLError, YAMLLimitError, ValueError):
         return []
     constructor = yaml.SafeLoader("")
+    if section is None:
+        matched = _spelt(root, constructor, given, changed) if _is_mapping(root) else 0
+        return [(root.start_mark.line + 1, matched)] if matched else []
     found = []
     stack = [root] if root is not None else []
     while stack:
@@ -258,6 +295,12 @@ def _yaml_sections(
             if matched:
                 found.append((key.start_mark.line + 1, matched))
     return found
+
+
+def _is_mapping(node: Any) -> bool:
+    import yaml
+
+    return isinstance(node, yaml.MappingNode)
 
 
 def _spelt(mapping: Any, constructor: Any, given: dict[str, Any], changed: dict[str, Any]) -> int:

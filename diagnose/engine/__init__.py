@@ -63,7 +63,7 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
     fixes = [] if quiet else rank(rules, facts, symptoms, catalogue, timeouts)
     warnings += [f"rules: {line}" for line in timeouts]
     status = report.status
-    if status == "clean" and is_broken(symptoms):
+    if status == "clean" and (is_broken(symptoms) or _diverged_surely(facts, symptoms)):
         status = "silent"
     return report.model_copy(
         update={
@@ -74,3 +74,12 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
             "warnings": [*report.warnings, *warnings],
         }
     )
+
+
+def _diverged_surely(facts: dict, symptoms: list) -> bool:
+    """A finite run whose loss grew many times over, with a cause found surely: it is as
+    broken as one that learns nothing."""
+    from diagnose.facts.symptoms.detect import diverged_finite
+    from diagnose.learning.findings import BROKEN
+
+    return diverged_finite(facts) and any(s.confidence >= BROKEN for s in symptoms)

@@ -72,6 +72,7 @@ FACTS: dict[str, str] = {
     "lr.usual": "the usual lr for the run: the framework's or the script's default, else the "
     "optimizer's",
     "lr.usual_source": "where lr.usual comes from",
+    "lr.user": "the lr the user set (the optimizer's first lr, not a scheduled one)",
     "lr_vs_usual": "the lr the user set / lr.usual",
     "grad_clip.enabled": "gradient clipping was seen in the run",
     "grad_scaler.configured": "a framework was set to scale the loss (TrainingArguments "

@@ -20,7 +20,8 @@ WARMUP_WINDOW = 200  # rows from the start of the history looked at
 
 
 def schedule_facts(report: Report, facts: dict) -> None:
-    """Set ``lr.warmup``, ``lr.warmup_steps``, ``lr.varies``, ``lr.usual*``, ``lr_vs_usual``."""
+    """Set ``lr.warmup``, ``lr.warmup_steps``, ``lr.varies``, ``lr.usual*``, ``lr.user``,
+    ``lr_vs_usual``."""
     lrs = _lr_series(report)
     facts["lr.varies"] = len({round(v, 12) for v in lrs}) > 1
     steps = warmup_steps(lrs)
@@ -71,5 +72,7 @@ def _usual_facts(report: Report, facts: dict) -> None:
     facts["lr.usual"] = usual.lr
     facts["lr.usual_source"] = usual.source
     lr = user_lr(report)
+    if lr is not None:
+        facts["lr.user"] = lr
     if lr is not None and usual.lr > 0:
         facts["lr_vs_usual"] = lr / usual.lr

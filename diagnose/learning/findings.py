@@ -22,6 +22,9 @@ MIN_CURVE = 30  # loss points before a curve finding is made
 FULL_CURVE = 150  # loss points at which a curve finding gets its full confidence
 # a run whose loss ends below this share of its start learned: raw inputs did not stop it
 LEARNED_RATIO = 0.5
+# a loss above this many times the chance level is not "at chance": a uniform guess would do
+# better, so the model learned something, wrongly (a diverging lr), rather than nothing
+ABOVE_CHANCE = 2.0
 
 TITLES = {
     "gradients-never-cleared": "Gradients are never cleared between optimizer steps",
@@ -314,6 +317,8 @@ def at_chance(learning: Learning, report: Report) -> Symptom | None:
     tail = curve[-max(5, len(curve) // 4) :]
     if min(_smoothed(curve)) < 0.85 * chance or sum(tail) / len(tail) < 0.9 * chance:
         return None
+    if sum(tail) / len(tail) > ABOVE_CHANCE * chance:
+        return None  # worse than a uniform guess: the model is confidently wrong, not lost
     if learning.weight_change is not None and learning.weight_change < 1e-4:
         return None  # the weights did not move: that is lr-too-low's story
     return Symptom(

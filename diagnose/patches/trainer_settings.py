@@ -1,16 +1,19 @@
-"""A Lightning ``Trainer`` argument set where the Trainer got its others.
+"""A framework's argument set where the framework object got its others.
 
 A setting the run set is changed where its value came from (``settings.change_setting``). One
-it left at its default has no such place; under Lightning it belongs with the Trainer's other
-arguments, whose place the capture found (``config.origins["lightning.Trainer"]``, see
-``diagnose.capture.origins``):
+it left at its default has no such place; it belongs with the object's other arguments, whose
+place the capture found (``config.origins["lightning.Trainer"]`` for a Lightning ``Trainer``,
+``config.origins["transformers.TrainingArguments"]`` for transformers' ``TrainingArguments``;
+see ``diagnose.capture.origins``):
 
-- ``config-file``: the ``trainer:`` mapping of that YAML file gains the key (or the key's
-  line there is rewritten), at the indentation of its other keys; the new text must parse to
+- ``config-file``: the mapping of that YAML or JSON file gains the key (or the key's value
+  there is rewritten): a Lightning config's ``trainer:`` mapping, at the indentation of its
+  other keys; the top-level mapping an ``HfArgumentParser`` reads. The new text must parse to
   the old data with that one key set;
-- ``script``: the ``Trainer(...)`` call on that line gains the keyword argument (or its value
-  is replaced);
-- ``argv``: the command line gains ``--trainer.KEY=VALUE`` (in place of one it had).
+- ``script``: the ``Trainer(...)`` / ``TrainingArguments(...)`` call on that line gains the
+  keyword argument (or its value is replaced);
+- ``argv``: the command line gains ``--trainer.KEY=VALUE`` / ``--KEY=VALUE`` (in place of one
+  it had).
 """
 
 from __future__ import annotations
@@ -19,50 +22,125 @@ import json
 import re
 from typing import Any
 
+from diagnose.capture.origins import LIGHTNING_TRAINER, TRAINING_ARGUMENTS, ArgumentsPlace
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.settings import origin_text, shown_path
 from diagnose.patches.source import NoPatch, dotted, with_keyword
 
-ORIGIN = "lightning.Trainer"
+ORIGIN = LIGHTNING_TRAINER.origin
 
 
 def add_trainer_argument(ctx: PatchContext, key: str, value: float | str) -> Patched:
-    """``key=value`` given to the run's Lightning Trainer where it got its other arguments
-    (replacing the value it had there, if any)."""
-    origin = (ctx.report.config.origins or {}).get(ORIGIN)
+    """``key=value`` given to the run's Lightning Trainer where it got its other arguments."""
+    return add_framework_argument(ctx, LIGHTNING_TRAINER, "Lightning's Trainer", key, value)
+
+
+def add_training_argument(ctx: PatchContext, key: str, value: float | str) -> Patched:
+    """``key=value`` given to the run's TrainingArguments where they got their others."""
+    return add_framework_argument(ctx, TRAINING_ARGUMENTS, "transformers' Trainer", key, value)
+
+
+def add_framework_argument(
+    ctx: PatchContext, place: ArgumentsPlace, framework: str, key: str, value: float | str
+) -> Patched:
+    """``key=value`` given to a framework object where it got its other arguments (replacing
+    the value it had there, if any)."""
+    origin = (ctx.report.config.origins or {}).get(place.origin)
     python = json.dumps(value) if isinstance(value, str) else repr(value)
     bare = value if isinstance(value, str) else repr(value)  # as YAML and argv spell it
     setting = f"{key}={python}"
+    name = place.call or (origin.key if origin is not None else None) or "framework"
+    what = f"the {name}'s arguments" if place.call else f"the {name}"
     if origin is None:
         raise NoPatch(
-            "the run trains under Lightning's Trainer, and where it got its arguments was not "
+            f"the run trains under {framework}, and where it got its arguments was not "
             f"found: give it {setting}"
         )
     if origin.kind == "argv":
-        token = f"--trainer.{key}"
-        if token in ctx.report.script.argv:  # `--trainer.KEY VALUE`, two tokens
+        token = f"{place.prefix}{key}"
+        if token in ctx.report.script.argv:  # `--KEY VALUE`, two tokens
             raise NoPatch(f"{token} is given on the command line: set it to {bare} there")
-        # a --trainer.KEY=... given already is replaced
+        # a --KEY=... given already is replaced
         argv = [t for t in ctx.report.script.argv if t.partition("=")[0] != token]
         return Patched(
             None,
-            f"the Trainer's arguments come from the command line ({origin.token!r}): run with "
-            f"{token}={bare}",
+            f"{what} come from the command line ({origin.token!r}): run with {token}={bare}",
             argv=[*argv, f"{token}={bare}"],
         )
     if origin.kind == "script" and origin.line:
-        return _in_trainer_call(ctx, origin.line, key, python, setting)
+        return _in_call(ctx, origin.line, name, key, python, setting)
     if origin.kind == "config-file" and origin.file and origin.line:
-        path, text = origin_text(ctx, origin, "the Trainer's arguments come from")
-        changed = with_mapping_key(text, origin.line, key, bare, value)
+        path, text = origin_text(ctx, origin, f"{what} come from")
+        if place.section is None:
+            changed = with_top_level_key(text, key, bare, value)
+            where = f"{shown_path(path)}"
+        else:
+            changed = with_mapping_key(text, origin.line, key, bare, value)
+            where = f"{shown_path(path)}:{origin.line} ({origin.key})"
         return Patched(
             None,
-            f"the Trainer's arguments come from {shown_path(path)}:{origin.line} "
-            f"({origin.key}): set {key}: {bare} there",
+            f"{what} come from {where}: set {key}: {bare} there",
             file=str(path),
             file_source=changed,
         )
-    raise NoPatch(f"the Trainer's arguments come from {origin.kind}: give it {setting}")
+    raise NoPatch(f"{what} come from {origin.kind}: give it {setting}")
+
+
+def with_top_level_key(text: str, key: str, literal: str, value: Any) -> str:
+    """``text`` (a JSON object or a YAML block mapping, as ``HfArgumentParser`` reads them)
+    with ``key`` set to ``value`` at the top level: the key's value rewritten where it is
+    there, else a first key inserted. NoPatch unless the result parses to the same data with
+    that one key set."""
+    import yaml
+
+    from diagnose import yamlsafe
+
+    if text.lstrip().startswith("{"):
+        changed = _json_with_key(text, key, value)
+    else:
+        changed = _yaml_with_top_key(text, key, literal)
+    try:
+        before, after = yamlsafe.load(text), yamlsafe.load(changed)
+    except (yaml.YAMLError, yamlsafe.YAMLLimitError) as exc:
+        raise NoPatch(f"the config file does not parse: {exc}") from None
+    if not _only_key_set(before, after, key, value):
+        raise NoPatch("setting the key in the config file would change more than that key")
+    return changed
+
+
+def _json_with_key(text: str, key: str, value: Any) -> str:
+    spelt = json.dumps(value)
+    quoted = json.dumps(key)
+    given = list(re.finditer(rf"{re.escape(quoted)}(\s*:\s*)([^,{{}}\[\]\s]+)", text))
+    if len(given) == 1:
+        match = given[0]
+        return text[: match.start(2)] + spelt + text[match.end(2) :]
+    if given:
+        raise NoPatch(f"{quoted} is spelt more than once in the config file")
+    opening = text.index("{")
+    head, rest = text[: opening + 1], text[opening + 1 :]
+    first = re.match(r"(\s*)(\S)", rest)
+    if first is None or first.group(2) == "}":
+        return f"{head}{quoted}: {spelt}{rest}"
+    gap = first.group(1)  # the newline and indentation before the first key, for the new one
+    return f"{head}{gap}{quoted}: {spelt},{gap}{rest[len(gap) :]}"
+
+
+def _yaml_with_top_key(text: str, key: str, literal: str) -> str:
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    for index, line in enumerate(lines):
+        if re.match(rf"{re.escape(key)} *:", line):
+            lines[index] = f"{key}: {literal}{newline}"
+            return "".join(lines)
+    start = 0
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "%")) and stripped != "---":
+            break
+        start = index + 1  # after the file's leading comments and directives
+    lines.insert(start, f"{key}: {literal}{newline}")
+    return "".join(lines)
 
 
 def with_mapping_key(text: str, header_line: int, key: str, literal: str, value: Any) -> str:
@@ -132,15 +210,17 @@ def _only_key_set(before: Any, after: Any, key: str, value: Any) -> bool:
     return False
 
 
-def _in_trainer_call(ctx: PatchContext, line: int, key: str, literal: str, setting: str) -> Patched:
+def _in_call(
+    ctx: PatchContext, line: int, name: str, key: str, literal: str, setting: str
+) -> Patched:
     script = ctx.script
-    calls = [c for c in script.calls("Trainer") if script.line(c) == line]
+    calls = [c for c in script.calls(name) if script.line(c) == line]
     if len(calls) != 1:
-        raise NoPatch(f"no single Trainer(...) call on line {line}: give the Trainer {setting}")
+        raise NoPatch(f"no single {name}(...) call on line {line}: give it {setting}")
     call = calls[0]
     if any(arg.star for arg in call.args):
         raise NoPatch(
-            f"the Trainer on line {line} takes its arguments unpacked (**): give it {setting}"
+            f"the {name} on line {line} takes its arguments unpacked (**): give it {setting}"
         )
     given = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value == key]
     edit = ctx.edit()
@@ -150,5 +230,5 @@ def _in_trainer_call(ctx: PatchContext, line: int, key: str, literal: str, setti
         edit.replace(call, with_keyword(call, key, literal))
     return Patched(
         edit.result(),
-        f"gives the Trainer on line {line} ({dotted(call.func) or 'Trainer'}) {setting}",
+        f"gives the {name} on line {line} ({dotted(call.func) or name}) {setting}",
     )

@@ -2,6 +2,11 @@
 
 Only when it is simple: one optimizer bound to a name, one ``opt.step()`` statement, and no
 scheduler already (two schedulers would need ``SequentialLR``, which the example shows).
+
+Under transformers' Trainer the schedule is the Trainer's: ``warmup_steps`` is given to its
+``TrainingArguments`` where they got their other arguments (``trainer_settings``). Under
+Lightning the schedule is what ``configure_optimizers`` returns, which no Trainer argument
+sets: the reason says so.
 """
 
 from __future__ import annotations
@@ -9,12 +14,26 @@ from __future__ import annotations
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
 from diagnose.patches.source import NoPatch, code_of
+from diagnose.patches.trainer_settings import add_training_argument
 
 WARMUP_STEPS = 100
 
 
 @patcher("add-lr-warmup")
 def add_lr_warmup(ctx: PatchContext) -> Patched:
+    transformers = ctx.report.config.transformers
+    if transformers is not None:
+        if str(transformers.get("lr_scheduler_type", "")).lower().endswith("constant"):
+            raise NoPatch(
+                "the Trainer's lr_scheduler_type is constant, which has no warmup: "
+                f"use lr_scheduler_type='constant_with_warmup' with warmup_steps={WARMUP_STEPS}"
+            )
+        return add_training_argument(ctx, "warmup_steps", WARMUP_STEPS)
+    if ctx.report.config.lightning is not None:
+        raise NoPatch(
+            "under Lightning the lr schedule is what configure_optimizers returns: return a "
+            "LambdaLR warmup with the optimizer there, as in the example"
+        )
     script = ctx.script
     torch = ctx.torch_name()
     existing = script.nodes_named_like("lr_scheduler")

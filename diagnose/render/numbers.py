@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from diagnose.facts.heuristics import threshold
 from diagnose.formatting import num
+from diagnose.learning.findings import BROKEN
 from diagnose.learning.findings import TITLES as LEARNING_TITLES
 from diagnose.report import Event, Frame, Report, TensorStats
 from diagnose.safetext import one_line, safe
@@ -106,11 +107,13 @@ def diverging_note(report: Report) -> str | None:
         return None
     if growth < threshold("diverging_run", 100.0):
         return None
-    return (
+    note = (
         f"the loss grew {num(growth)}x over the run ({num(facts.get('run.loss_start'))}"
-        f" -> {num(facts.get('run.loss_end'))}): it is diverging; a lower learning rate or "
-        "gradient clipping is the usual cure"
+        f" -> {num(facts.get('run.loss_end'))}): it is diverging"
     )
+    if report.symptoms:  # the symptoms and their fixes below say why and what to do
+        return note
+    return f"{note}; a lower learning rate or gradient clipping is the usual cure"
 
 
 def stopped_note(report: Report) -> str | None:
@@ -137,10 +140,12 @@ def learning_note(report: Report) -> LearningNote | None:
     if report.status not in ("clean", "silent"):
         return None
     found = [s for s in report.symptoms if s.id in LEARNING_TITLES]
+    if report.status == "silent" and not any(s.confidence >= BROKEN for s in found):
+        found = list(report.symptoms)  # a finite divergence: broken by its optimisation's cause
     if not found:
         return None
     top = found[0]
-    title = top.title or LEARNING_TITLES[top.id]
+    title = top.title or LEARNING_TITLES.get(top.id, top.id)
     broken = report.status == "silent"
     headline = (
         f"the run stayed finite, but training is broken: {title[0].lower()}{title[1:]}"

@@ -82,6 +82,14 @@ def test_a_loss_at_chance_needs_a_run_long_enough_and_moving_weights() -> None:
     assert _ids(_report(still, flat)) == ["lr-too-low"]  # the weights never moved
 
 
+def test_a_loss_far_above_chance_is_not_at_chance() -> None:
+    """Worse than a uniform guess is a model confidently wrong (a diverging lr), not lost."""
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=10)]
+    above = [2.3] + [30.0 + (i % 7) for i in range(199)]
+    assert "loss-at-chance" not in _ids(_report(evidence, above))
+
+
 def test_a_short_run_gets_a_weaker_claim_than_a_long_one() -> None:
     evidence = _steps(200)
     evidence.losses = [LossInput(function="cross_entropy", classes=4)]

@@ -191,3 +191,70 @@ class TestTrainingArgumentsFp16:
         source = "args = TrainingArguments(fp16=False)\n"
         result = self._bf16(tmp_path, source, {"kind": "script", "line": 1, "key": "fp16"})
         assert result.diff is None and "no longer turns fp16 on" in result.note
+
+
+class TestTrainingArgumentsWarmup:
+    """add-lr-warmup under transformers' Trainer: warmup_steps where TrainingArguments got
+    their other arguments."""
+
+    def _warmup(self, tmp_path, source: str, origin: dict | None, argv=None, hf=None):
+        script = tmp_path / "train.py"
+        script.write_text(source, encoding="utf-8")
+        origins = {"transformers.TrainingArguments": origin} if origin else {}
+        config = {"transformers": hf or {"class": "TrainingArguments"}, "origins": origins}
+        report = report_for(script, config=config)
+        if argv is not None:
+            report.script.argv = argv
+        return make_patch("add-lr-warmup", script, report)
+
+    def test_the_training_arguments_call_in_the_script_gains_warmup_steps(self, tmp_path):
+        source = 'from transformers import TrainingArguments\nargs = TrainingArguments("o")\n'
+        origin = {"kind": "script", "line": 2, "key": "TrainingArguments"}
+        result = self._warmup(tmp_path, source, origin)
+        assert diff_body(result)[1] == '+args = TrainingArguments("o", warmup_steps=100)'
+
+    def test_arguments_parsed_from_the_command_line_get_one_more_flag(self, tmp_path):
+        origin = {"kind": "argv", "key": "TrainingArguments", "token": "--output_dir", "index": 0}
+        argv = ["--output_dir", "o", "--learning_rate", "3e-4"]
+        result = self._warmup(tmp_path, "import transformers\n", origin, argv=argv)
+        assert result.argv == [*argv, "--warmup_steps=100"] and result.diff is None
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            (
+                '{\n  "output_dir": "o",\n  "learning_rate": 3.0\n}\n',
+                '{\n  "warmup_steps": 100,\n  "output_dir": "o",\n  "learning_rate": 3.0\n}\n',
+            ),
+            ('{"output_dir": "o", "warmup_steps": 0}', '{"output_dir": "o", "warmup_steps": 100}'),
+            (
+                "# run\noutput_dir: o\nlearning_rate: 3.0\n",
+                "# run\nwarmup_steps: 100\noutput_dir: o\nlearning_rate: 3.0\n",
+            ),
+        ],
+        ids=["json-file", "json-key-given-as-0", "yaml-file"],
+    )
+    def test_the_file_an_argument_parser_read_gains_the_key_at_its_top_level(
+        self, tmp_path, text, expected
+    ):
+        config = tmp_path / "args.json"
+        config.write_text(text, encoding="utf-8")
+        origin = {
+            "kind": "config-file",
+            "file": str(config),
+            "line": 1,
+            "key": "TrainingArguments",
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        }
+        result = self._warmup(tmp_path, "import transformers\n", origin)
+        assert result.file == str(config) and result.file_source == expected
+
+    def test_a_constant_schedule_is_told_to_use_the_one_with_warmup(self, tmp_path):
+        origin = {"kind": "script", "line": 1, "key": "TrainingArguments"}
+        hf = {"class": "TrainingArguments", "lr_scheduler_type": "constant"}
+        result = self._warmup(tmp_path, "TrainingArguments('o')\n", origin, hf=hf)
+        assert result.diff is None and "constant_with_warmup" in result.note
+
+    def test_under_lightning_the_warmup_belongs_in_configure_optimizers(self, tmp_path):
+        result = _clip(tmp_path, MODULE, {"kind": "script", "line": 1}, fix="add-lr-warmup")
+        assert result.diff is None and "configure_optimizers" in result.note

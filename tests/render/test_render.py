@@ -55,11 +55,12 @@ def test_a_clean_run_whose_loss_grew_far_is_called_diverging(losses, diverging):
     for fmt in ("text", "markdown"):
         out = render(report, fmt)
         assert ("it is diverging" in out) == diverging, out
-    if diverging:
+    if diverging:  # the lr fix it gets says what to do
         assert render(report, "text").splitlines()[1] == (
-            "  but the loss grew 667x over the run (24 -> 1.6e4): it is diverging; a lower "
-            "learning rate or gradient clipping is the usual cure"
+            "  but the loss grew 667x over the run (24 -> 1.6e4): it is diverging"
         )
+        assert report.symptoms[0].id == "lr-too-high"
+        assert report.fixes[0].id == "lower-learning-rate"
 
 
 def test_a_clean_run_shows_its_last_frames_not_frames_before_an_event():

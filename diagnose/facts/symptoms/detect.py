@@ -28,17 +28,29 @@ def _detectors(facts: Facts, registry: SymptomRegistry) -> list[Detector]:
         return registry.detectors(*reads)
     if kind == "nonfinite":
         return registry.detectors(NONFINITE)
-    return registry.detectors(FINITE) if kind is None else []
+    if kind is None:
+        return (
+            registry.detectors(FINITE, DIVERGED)
+            if diverged_finite(facts)
+            else (registry.detectors(FINITE))
+        )
+    return []
 
 
 def diverged_then_raised(facts: Facts) -> bool:
     """The script raised after its loss had grown many times over the run."""
+    return facts.get("event.kind") == "exception" and _loss_grew(facts)
+
+
+def diverged_finite(facts: Facts) -> bool:
+    """The run ended without an event, its loss many times where it started: a divergence
+    that stayed finite (clipping, a loss that saturates, a run too short to overflow)."""
+    return facts.get("event.kind") is None and _loss_grew(facts)
+
+
+def _loss_grew(facts: Facts) -> bool:
     growth = facts.get("run.loss_growth")
-    return (
-        facts.get("event.kind") == "exception"
-        and isinstance(growth, int | float)
-        and growth >= threshold("diverged_then_raised", 10.0)
-    )
+    return isinstance(growth, int | float) and growth >= threshold("diverged_then_raised", 10.0)
 
 
 def detect_symptoms(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from diagnose.facts.extract import Facts
 from diagnose.facts.heuristics import threshold
-from diagnose.facts.symptoms.detect import diverged_then_raised
+from diagnose.facts.symptoms.detect import diverged_finite, diverged_then_raised
 from diagnose.facts.symptoms.evidence import driven_by_lr, noisy_or, place
 from diagnose.facts.symptoms.registry import DIVERGED, NONFINITE, symptom
 from diagnose.formatting import num
@@ -59,13 +59,17 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
         parts.append(0.9 if ratio >= 100 else 0.45)
         evidence.append(lr_note)
     trend_parts: list[float] = []
-    if diverged_then_raised(f):
+    if diverged_then_raised(f) or diverged_finite(f):
         growth = f["run.loss_growth"]
         trend_parts.append(0.75 if growth >= 100 else 0.6)
+        ending = (
+            "and stayed finite to the end of the run"
+            if diverged_finite(f)
+            else f"before the script raised {f.get('event.exception_type') or 'an exception'}"
+        )
         evidence.append(
             f"the loss grew {num(growth)}x over the run ({num(f.get('run.loss_start'))} -> "
-            f"{num(f.get('run.loss_end'))}) before the script raised "
-            f"{f.get('event.exception_type') or 'an exception'}"
+            f"{num(f.get('run.loss_end'))}) {ending}"
         )
     loss_trend, loss_rising = f.get("loss_trend"), f.get("loss.rising_steps", 0)
     if loss_trend is not None and loss_trend >= 3 and loss_rising >= 2:
@@ -101,18 +105,19 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
 
 
 def _lr_ratio(f: Facts) -> tuple[float | None, str]:
-    """How many times the usual lr the run's lr is, and that in words: against the optimizer's
-    usual lr, else (an update written by hand) the script's or framework's default."""
-    ratio = f.get("lr_vs_typical")
+    """How many times the usual lr the user's lr is, and that in words: against the usual for
+    the run (the framework's or the script's default, else the optimizer's), the same figure
+    the lr fix sizes its value by; else against the optimizer's usual lr."""
+    ratio = f.get("lr_vs_usual")
     if ratio is not None:
         return ratio, (
-            f"lr {num(f.get('lr'))} is {num(ratio)}x the usual {num(f.get('lr.typical'))} "
-            f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
+            f"lr {num(f.get('lr.user', f.get('lr')))} is {num(ratio)}x the usual "
+            f"{num(f.get('lr.usual'))} ({f.get('lr.usual_source')})"
         )
-    ratio = None if f.get("optimizer") else f.get("lr_vs_usual")
+    ratio = f.get("lr_vs_typical")
     return ratio, (
-        f"lr {num(f.get('lr'))} is {num(ratio)}x the usual {num(f.get('lr.usual'))} "
-        f"({f.get('lr.usual_source')})"
+        f"lr {num(f.get('lr'))} is {num(ratio)}x the usual {num(f.get('lr.typical'))} "
+        f"for {f.get('optimizer')} ({f.get('lr.typical_source')})"
     )
 
 
