@@ -1,0 +1,192 @@
+"""A second held-out sample of real error output, matched as ``diagnose match`` matches it.
+
+``heldout2_sample.json`` was gathered on 2026-12-02, after the fixes that ``heldout_sample.json``
+(test_heldout_sample.py) led to, the same way and with new queries, to measure the matcher on
+messages neither it nor the records were shaped by. Nothing was changed after measuring: the
+floors below are the figures as gathered, recall@1 34 of 37, 5 wrong of 39 answered, 48 of 53
+honest "no match" (82 of 90 right outcomes, record or honest no-match).
+
+How it was gathered: generic searches of public GitHub issue threads (and Q&A pages, which gave
+only tutorials, none kept), taking the results in order and keeping every one with pasted error
+output, verbatim as the search excerpt had it (a truncated excerpt is kept truncated; an error
+message quoted inline in the prose is kept as that message), one text per thread. Results were
+skipped only when they had no pasted output (a screenshot, prose, a title in prose), when their
+URL or text is already in ``real_sample.json`` or ``heldout_sample.json`` (four were), when the
+output was a maintainer's rather than a user's, or when the framework was not PyTorch's
+(TensorFlow, Keras, Caffe, Paddle, MLX, Jittor, OneFlow, MindSpore, MATLAB, Lua Torch, Julia,
+or a non-Python program built on libtorch). The records were not looked at while choosing.
+Five queries name an error message (the device-side assert, scalar type, mat1/mat2, in-place
+and illegal memory access ones), which draws threads of errors the records already know: the
+recall figure is kinder for those families than for the rest. The queries, in order (all on
+the issues corpus):
+
+    error during training epoch; traceback when calling model forward; CUDA kernel error;
+    torchrun error; fsdp error; amp GradScaler error; tokenizer error fine-tuning; nan loss
+    after some iterations; checkpoint loading error state_dict; torch.compile error; cudnn
+    error; cublas error; segmentation fault training; RuntimeError expected; ValueError
+    training script; illegal memory access encountered; process group initialization failed;
+    device-side assert triggered training; expected scalar type Float but found; mat1 and mat2
+    shapes cannot be multiplied; gradient computation modified by an inplace operation; error
+    in optimizer.step; KeyError during training loop; AttributeError when training model;
+    multiprocessing spawn error torch; error saving checkpoint torch.save; training hangs then
+    crashes with error; warning printed during training pytorch; lightning validation step
+    error; GPU memory error loss.backward; error at end of epoch during evaluation; pytorch
+    version incompatible error when running train.py
+
+(and on the pages corpus, after "training hangs then crashes with error": pytorch RuntimeError
+during training traceback; pytorch CUDA error when training model; and last: pytorch model
+training error stack overflow). ``expect`` was labelled after collecting, by reading each
+message against the shipped records: the slug of the record whose explanation fits what the
+error is, or null when none does (a record for another error of the same exception class is
+not a fit; a traceback cut off before its exception line is null).
+
+The floors below are the figures as gathered, rounded down: they may only rise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diagnose.matcher import Matcher
+from diagnose.records import load_records
+from tests.matching.test_heldout_sample import SAMPLE as HELDOUT_SAMPLE
+from tests.matching.test_real_sample import SAMPLE as REAL_SAMPLE
+from tests.matching.test_real_sample import (
+    check_answer,
+    check_entry,
+    first_answer,
+    measure,
+    with_known_wrong,
+)
+
+SAMPLE_FILE = Path(__file__).with_name("heldout2_sample.json")
+SAMPLE: list[dict[str, Any]] = json.loads(SAMPLE_FILE.read_text(encoding="utf-8"))
+IDS = [f"{i:03d}-{entry.get('family', '')}" for i, entry in enumerate(SAMPLE)]
+
+# As gathered (34 of 37 labelled right, 5 wrong of 39 answered, 48 of 53 honest), rounded down
+# to two decimals.
+RECALL_AT_1_FLOOR = 0.91
+PRECISION_FLOOR = 0.87
+HONEST_NO_MATCH_FLOOR = 0.90
+
+# Wrong first answers the matcher gives, by thread, and why (each fails as expected until its
+# cause is fixed, then fails for being right: remove it from here).
+KNOWN_WRONG: dict[str, str] = {
+    "https://github.com/lllyasviel/Fooocus/issues/2871": (
+        "a cuDNN v8 'Plan failed with a cudnnException ... CUDNN_STATUS_NOT_SUPPORTED' "
+        "UserWarning (a plan fallback, not an error) matches the raised-error record, whose "
+        "pattern is the bare status name"
+    ),
+    "https://github.com/AIR-THU/DAIR-V2X/issues/37": (
+        "CUBLAS_STATUS_INTERNAL_ERROR from cublasCreate has no record; the CUBLAS_STATUS_"
+        "INVALID_VALUE record is answered by text similarity (0.87), the status name that "
+        "tells them apart weighing too little"
+    ),
+    "https://github.com/fpramunno/InDI-implementation/issues/5": (
+        "the failure is 'ValueError: too many values to unpack (expected 2)' (no record); "
+        "the answer explains the incidental torch.cuda.amp.GradScaler FutureWarning printed "
+        "before it"
+    ),
+    "https://github.com/TencentARC/T2I-Adapter/issues/86": (
+        "a bare KeyError: '<key>' (a Lightning loop-state key missing from an old checkpoint) "
+        "is similar at 1.00 to the register_buffer 'attribute already exists' KeyError once "
+        "the quoted key is folded: a class-only match"
+    ),
+    "https://github.com/positive666/yolo_research/issues/24": (
+        "a bare KeyError: '<key>' (a hyperparameter missing from a config dict) is similar at "
+        "1.00 to the register_buffer 'attribute already exists' KeyError once the quoted key "
+        "is folded: a class-only match"
+    ),
+}
+
+# Labelled messages whose record the matcher does not put first (no answer at all today), and
+# why: a new miss fails test_every_missed_message_is_known.
+KNOWN_MISSED: dict[str, str] = {
+    "https://github.com/justchenhao/SILI_CD/issues/2": (
+        "the paste is the IPython frame of Module.load_state_dict (the source of the raise, "
+        "'Missing key(s) in state_dict: {}. '.format(...)), not the rendered message the "
+        "pattern expects"
+    ),
+    "https://github.com/kcheng1021/GaussianPro/issues/74": (
+        "a custom CUDA extension's own check prints 'an illegal memory access was encountered "
+        "in <file>.cu at line N' without the 'CUDA error:' prefix the pattern requires "
+        "(nearest only, 0.75)"
+    ),
+    "https://github.com/facebookresearch/blt/issues/102": (
+        "the device-side assert appears only inside a rich traceback's locals panel, as "
+        "<repr-error 'CUDA error: device-side assert triggered...'> wrapped over two "
+        "box-drawn lines, so the pattern never sees the whole message (nearest only, 0.74)"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def answers() -> list[str | None]:
+    """The slug of each message's first confident match (None: no match)."""
+    matcher = Matcher(load_records().records)
+    return [first_answer(matcher, entry["text"]) for entry in SAMPLE]
+
+
+def test_the_sample_is_large_and_mixed_enough_to_measure_by() -> None:
+    assert len(SAMPLE) >= 80
+    assert sum(1 for e in SAMPLE if e["expect"]) >= 30
+    assert sum(1 for e in SAMPLE if not e["expect"]) >= 30
+
+
+def test_the_sample_is_held_out_from_the_earlier_samples() -> None:
+    urls = [e["url"] for e in SAMPLE]
+    assert len(set(urls)) == len(urls)
+    earlier = REAL_SAMPLE + HELDOUT_SAMPLE
+    assert not set(urls) & {e["url"] for e in earlier}
+    assert not {e["text"].strip() for e in SAMPLE} & {e["text"].strip() for e in earlier}
+
+
+@pytest.mark.parametrize("entry", SAMPLE, ids=IDS)
+def test_every_entry_has_a_thread_url_and_the_pasted_text(entry: dict[str, Any]) -> None:
+    check_entry(entry)
+
+
+def test_every_expected_record_is_shipped() -> None:
+    shipped = {record.slug for record in load_records().records}
+    assert {e["expect"] for e in SAMPLE if e["expect"]} <= shipped
+
+
+def test_the_known_lists_name_threads_of_the_sample() -> None:
+    urls = {e["url"] for e in SAMPLE}
+    assert set(KNOWN_WRONG) <= urls
+    assert set(KNOWN_MISSED) <= {e["url"] for e in SAMPLE if e["expect"]}
+
+
+@pytest.mark.parametrize(("index", "entry"), with_known_wrong(SAMPLE, KNOWN_WRONG, IDS))
+def test_no_message_gets_a_confident_wrong_answer(
+    answers: list[str | None], index: int, entry: dict[str, Any]
+) -> None:
+    check_answer(entry, answers[index])
+
+
+def test_every_missed_message_is_known(answers: list[str | None]) -> None:
+    missed = {
+        entry["url"]
+        for entry, got in zip(SAMPLE, answers, strict=True)
+        if entry["expect"] and got is None
+    }
+    assert missed <= set(KNOWN_MISSED), sorted(missed - set(KNOWN_MISSED))
+
+
+def test_the_held_out_figures_do_not_fall(answers: list[str | None]) -> None:
+    figures = measure(answers, SAMPLE)
+    honest_share = figures.honest / figures.unlabelled
+    right_of_all = sum(1 for e, got in zip(SAMPLE, answers, strict=True) if got == e["expect"])
+    print(
+        f"\nsecond held-out sample of {len(SAMPLE)} messages: {figures}; "
+        f"honest no-match share {honest_share:.3f}; "
+        f"right answer (record or honest no-match) for {right_of_all} of {len(SAMPLE)}"
+    )
+    assert figures.wrong <= len(KNOWN_WRONG), str(figures)
+    assert figures.recall_at_1 >= RECALL_AT_1_FLOOR, str(figures)
+    assert figures.precision >= PRECISION_FLOOR, str(figures)
+    assert honest_share >= HONEST_NO_MATCH_FLOOR, str(figures)
