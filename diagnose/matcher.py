@@ -18,6 +18,13 @@
    pattern match identifies the error, and the dataset requires every other record's
    pattern not to fit that record's messages, so a merely similar record is another error.
 
+Similar text is not the same error when one side has no words of its own once its varying
+parts are folded (a bare ``KeyError: 'key'``), or when both name a library status code and the
+codes differ (``CUBLAS_STATUS_INTERNAL_ERROR`` / ``CUBLAS_STATUS_INVALID_VALUE``): such a
+record stays below the threshold. A warning does not stop a run: when the paste shows an
+exception no record explains, the records that explain its warnings are near misses, not
+answers.
+
 Only similar records at or above ``threshold`` count as matches; the best of the rest that
 still come near it (score at least :data:`NEAREST_FLOOR`) are returned apart as
 :attr:`MatchResult.nearest`, so "no record matches" stays an honest answer that still shows
@@ -36,7 +43,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from diagnose.matching.gcpause import collector_paused
@@ -62,6 +69,7 @@ MAX_SIMILAR_CHARS = 600  # of each error line, for the fuzzy comparison
 CLASS_BONUS = {"same": 0.05, "related": 0.025}
 # how far below the threshold the class bonus may lift a record the text alone leaves under it
 BELOW_THRESHOLD = 1e-6
+NOT_FATAL = ("warning", "log")  # roles of lines that do not say what stopped the run
 
 
 def field_of(record: Any, name: str) -> Any:
@@ -170,8 +178,26 @@ class Matcher:
         similar = self._similar_matches(unexplained, limit + nearest, taken)
         confident = [m for m in similar if m.score >= self.cutoff]
         below = [m for m in similar if NEAREST_FLOOR <= m.score < self.cutoff]
-        matches = (pattern_matches + confident)[:limit]
-        return MatchResult(lines, matches, below[:nearest])
+        matches = pattern_matches + confident
+        aside = self._beside_the_error(lines, matches)
+        if aside:
+            matches = [m for m in matches if m.role != "warning"]
+            below = sorted(aside + below, key=lambda m: -m.score)
+        return MatchResult(lines, matches[:limit], below[:nearest])
+
+    def _beside_the_error(self, lines: list[ErrorLine], matches: list[Match]) -> list[Match]:
+        """Matches of warnings printed before an exception that nothing explains, made near
+        misses: a warning does not stop a run, so the record explaining it is not the answer
+        to the error the paste shows (a deprecation notice printed before a ValueError)."""
+        explained = {m.line for m in matches}
+        if all(line.role in NOT_FATAL or line.text in explained for line in lines):
+            return []
+        note = "; it explains a warning printed beside an error no record explains"
+        return [
+            replace(m, score=min(m.score, self.cutoff - BELOW_THRESHOLD), reason=m.reason + note)
+            for m in matches
+            if m.role == "warning"
+        ]
 
     # -- tier 1: patterns ---------------------------------------------------------------
 
@@ -202,7 +228,9 @@ class Matcher:
                 record = self.records[i]
                 if id(record) in taken:
                     continue
-                if not self._names_present(i, line.message):
+                if not self._names_present(i, line.message) or not _may_be_same(
+                    line.message, field_of(record, "errorMessage")
+                ):
                     sim = min(sim, self.threshold - BELOW_THRESHOLD)
                 relation = class_relation(line.exc_class, field_of(record, "errorClass"))
                 adjusted = self._with_class(sim * line.weight, relation)
@@ -246,6 +274,27 @@ class Matcher:
 
 
 _QUOTED = re.compile(r"'([A-Za-z_][A-Za-z0-9_.]*)'")
+_PLACEHOLDER = re.compile(r"<\w+>")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+# a library's status code: CUBLAS_STATUS_INTERNAL_ERROR, NCCL_ERROR_..., cudaErrorLaunchFailure
+_STATUS = re.compile(
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:STATUS|ERROR|ERR)(?:_[A-Z0-9]+)+\b|\bcudaError[A-Z]\w*"
+)
+
+
+def _may_be_same(message: str, record_message: Any) -> bool:
+    """Whether similar text may be the same error: not when one side has no words of its own
+    once the varying parts are folded (``KeyError: 'epoch_loop'`` reads like every KeyError
+    of a quoted name: only the class is left to compare), nor when both name a status code and
+    the codes differ (``CUBLAS_STATUS_INTERNAL_ERROR`` is not ``..._INVALID_VALUE``, however
+    alike the rest of the line)."""
+    if not isinstance(record_message, str):
+        return True
+    for text in (message, record_message):
+        if not _WORD.search(_PLACEHOLDER.sub(" ", normalize(text))):
+            return False
+    ours, theirs = set(_STATUS.findall(message)), set(_STATUS.findall(record_message))
+    return not (ours and theirs and ours.isdisjoint(theirs))
 
 
 def _quoted_names(record: Any) -> tuple[str, ...]:

@@ -2,9 +2,17 @@
 
 ``heldout2_sample.json`` was gathered on 2026-12-02, after the fixes that ``heldout_sample.json``
 (test_heldout_sample.py) led to, the same way and with new queries, to measure the matcher on
-messages neither it nor the records were shaped by. Nothing was changed after measuring: the
-floors below are the figures as gathered, recall@1 34 of 37, 5 wrong of 39 answered, 48 of 53
-honest "no match" (82 of 90 right outcomes, record or honest no-match).
+messages neither it nor the records were shaped by. Measured as gathered: recall@1 34 of 37,
+5 wrong of 39 answered, 48 of 53 honest "no match" (82 of 90 right outcomes, record or honest
+no-match). Then the causes of the five wrong answers and one miss, each a whole family, were
+fixed: similar text with no words of its own once quoted names are folded (a bare
+``KeyError: 'key'`` read like every KeyError of a quoted name), similar text naming another
+status code (``CUBLAS_STATUS_INTERNAL_ERROR`` answered with ``..._INVALID_VALUE``), a warning's
+record answered beside an error nothing explains, cuDNN's plan-fallback warning
+(``cudnn_status: CUDNN_STATUS_...``) read as the raised cuDNN error, and CUDA's own message
+printed by an extension's check without the ``CUDA error:`` prefix. After: recall@1 35 of 37,
+0 wrong of 35 answered, 53 of 53 honest (88 of 90). The floors are the figures after those
+fixes, so this sample is no longer fully held out either.
 
 How it was gathered: generic searches of public GitHub issue threads (and Q&A pages, which gave
 only tutorials, none kept), taking the results in order and keeping every one with pasted error
@@ -69,39 +77,13 @@ IDS = [f"{i:03d}-{entry.get('family', '')}" for i, entry in enumerate(SAMPLE)]
 
 # As gathered (34 of 37 labelled right, 5 wrong of 39 answered, 48 of 53 honest), rounded down
 # to two decimals.
-RECALL_AT_1_FLOOR = 0.91
-PRECISION_FLOOR = 0.87
-HONEST_NO_MATCH_FLOOR = 0.90
+RECALL_AT_1_FLOOR = 0.94
+PRECISION_FLOOR = 1.0
+HONEST_NO_MATCH_FLOOR = 1.0
 
 # Wrong first answers the matcher gives, by thread, and why (each fails as expected until its
 # cause is fixed, then fails for being right: remove it from here).
-KNOWN_WRONG: dict[str, str] = {
-    "https://github.com/lllyasviel/Fooocus/issues/2871": (
-        "a cuDNN v8 'Plan failed with a cudnnException ... CUDNN_STATUS_NOT_SUPPORTED' "
-        "UserWarning (a plan fallback, not an error) matches the raised-error record, whose "
-        "pattern is the bare status name"
-    ),
-    "https://github.com/AIR-THU/DAIR-V2X/issues/37": (
-        "CUBLAS_STATUS_INTERNAL_ERROR from cublasCreate has no record; the CUBLAS_STATUS_"
-        "INVALID_VALUE record is answered by text similarity (0.87), the status name that "
-        "tells them apart weighing too little"
-    ),
-    "https://github.com/fpramunno/InDI-implementation/issues/5": (
-        "the failure is 'ValueError: too many values to unpack (expected 2)' (no record); "
-        "the answer explains the incidental torch.cuda.amp.GradScaler FutureWarning printed "
-        "before it"
-    ),
-    "https://github.com/TencentARC/T2I-Adapter/issues/86": (
-        "a bare KeyError: '<key>' (a Lightning loop-state key missing from an old checkpoint) "
-        "is similar at 1.00 to the register_buffer 'attribute already exists' KeyError once "
-        "the quoted key is folded: a class-only match"
-    ),
-    "https://github.com/positive666/yolo_research/issues/24": (
-        "a bare KeyError: '<key>' (a hyperparameter missing from a config dict) is similar at "
-        "1.00 to the register_buffer 'attribute already exists' KeyError once the quoted key "
-        "is folded: a class-only match"
-    ),
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 # Labelled messages whose record the matcher does not put first (no answer at all today), and
 # why: a new miss fails test_every_missed_message_is_known.
@@ -110,11 +92,6 @@ KNOWN_MISSED: dict[str, str] = {
         "the paste is the IPython frame of Module.load_state_dict (the source of the raise, "
         "'Missing key(s) in state_dict: {}. '.format(...)), not the rendered message the "
         "pattern expects"
-    ),
-    "https://github.com/kcheng1021/GaussianPro/issues/74": (
-        "a custom CUDA extension's own check prints 'an illegal memory access was encountered "
-        "in <file>.cu at line N' without the 'CUDA error:' prefix the pattern requires "
-        "(nearest only, 0.75)"
     ),
     "https://github.com/facebookresearch/blt/issues/102": (
         "the device-side assert appears only inside a rich traceback's locals panel, as "

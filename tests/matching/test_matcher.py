@@ -90,6 +90,54 @@ def test_the_error_class_alone_never_turns_a_near_miss_into_a_match():
     assert result.nearest[0].score < matcher.cutoff
 
 
+def test_a_message_that_is_only_a_quoted_name_is_no_similar_match():
+    """``KeyError: 'epoch_loop'`` folds to ``KeyError: <q>``: only the class is left."""
+    exists = Rec("ex", "exists", "\"attribute 'mask' already exists\"", None, "KeyError")
+    result = Matcher([exists]).search("KeyError: 'epoch_loop.batch_loop.optim_progress'")
+    assert result.matches == []
+
+
+def test_similar_text_naming_another_status_code_is_no_match():
+    invalid = Rec(
+        "inv",
+        "cublas-invalid-value",
+        "CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm( handle, opa)`",
+        None,
+    )
+    text = (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`"
+    )
+    result = Matcher([invalid]).search(text)
+    assert result.matches == [] and [n.record for n in result.nearest] == [invalid]
+    same = text.replace("INTERNAL_ERROR", "INVALID_VALUE")
+    assert Matcher([invalid]).match(same)[0].record is invalid
+
+
+def test_a_warning_beside_an_error_no_record_explains_is_not_the_answer():
+    deprecated = Rec(
+        "dep",
+        "gradscaler-deprecated",
+        "torch.cuda.amp.GradScaler(args...) is deprecated",
+        r"torch\.cuda\.amp\.GradScaler\(args\.\.\.\) is deprecated",
+        "FutureWarning",
+    )
+    warning = (
+        "train.py:12: FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. "
+        "Please use `torch.amp.GradScaler('cuda', args...)` instead.\n"
+    )
+    error = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in <module>\n'
+        "    x, y = batch\n"
+        "ValueError: too many values to unpack (expected 2)\n"
+    )
+    matcher = Matcher([deprecated])
+    result = matcher.search(warning + error)
+    assert result.matches == [] and result.nearest[0].record is deprecated
+    assert "a warning printed beside an error" in result.nearest[0].reason
+    assert matcher.match(warning)[0].record is deprecated  # the warning alone: its record
+
+
 def test_the_error_class_still_orders_records_the_text_alone_makes_matches():
     a = Rec("a", "a", "loss scale too small for step 3", None, "ValueError")
     b = Rec("b", "b", "loss scale too small for step 3", None, "RuntimeError")
