@@ -111,12 +111,7 @@ def find_origins(
         origin = origin_of("grad_clip.max", 0.0, argv, script, texts)
         if origin is not None:
             found["grad_clip.max"] = origin
-    hf = config.get("transformers") or {}
-    for switch in SWITCHES:
-        if hf.get(switch) is True:
-            origin = switch_origin(switch, argv, script, texts)
-            if origin is not None:
-                found[switch] = origin
+    found.update(_precision_origins(config, argv, script, texts))
     for place in (LIGHTNING_TRAINER, TRAINING_ARGUMENTS):
         described = config.get(place.config_key) or {}
         init_args = described.get("init_args") or {}
@@ -126,6 +121,26 @@ def find_origins(
             origin = section_origin(place, init_args, changed, argv, script, texts, call)
             if origin is not None:
                 found[place.origin] = origin
+    return found
+
+
+def _precision_origins(
+    config: dict[str, Any], argv: list[str], script: Path | None, texts: dict[Path, str]
+) -> dict[str, dict[str, Any]]:
+    """Where the run's float16 was chosen: a dtype named as a string (``"precision"``), and
+    the TrainingArguments switches turned on (``"fp16"``)."""
+    found: dict[str, dict[str, Any]] = {}
+    precision = str(config.get("precision") or "")
+    if precision.startswith("fp16") or precision == "mixed":
+        origin = dtype_origin(argv, script, texts)
+        if origin is not None:
+            found["precision"] = origin
+    hf = config.get("transformers") or {}
+    for switch in SWITCHES:
+        if hf.get(switch) is True:
+            origin = switch_origin(switch, argv, script, texts)
+            if origin is not None:
+                found[switch] = origin
     return found
 
 
@@ -168,6 +183,50 @@ def switch_spelling(switch: str) -> re.Pattern[str]:
         rf"""(?<![\w.])(?P<quote>["']?){re.escape(switch)}"""
         rf"""(?P<rest>["']?\s*[:=]\s*(?P<value>true|True|1))(?![\w.])"""
     )
+
+
+# a setting that names the run's float16 dtype as a string (nanoGPT's --dtype=float16)
+DTYPE_KEY = re.compile(r"^(?:\w*_)?(?:dtype|precision|amp_dtype|mixed_precision)$")
+HALF_SPELLINGS = {"float16": "bfloat16", "fp16": "bf16"}  # and their bfloat16 spellings
+DTYPE_ASSIGNMENT = re.compile(
+    r"""(?<![\w.])["']?(?P<key>[A-Za-z_][\w.-]*)["']?\s*[:=]\s*(?P<quote>["']?)"""
+    r"""(?P<value>float16|fp16)(?P=quote)(?![\w.])"""
+)
+
+
+def dtype_origin(
+    argv: list[str], script: Path | None, texts: dict[Path, str]
+) -> dict[str, Any] | None:
+    """Where a float16 dtype was chosen by name: a token ``--dtype=float16`` /
+    ``--dtype float16`` / ``dtype=fp16``, else ``dtype = 'float16'`` (``dtype: fp16``) in a file
+    the run read, else in the script. The key must name a dtype or a precision."""
+    tokens = []
+    for index, token in enumerate(argv):
+        key, sep, raw = token.partition("=")
+        at = index
+        if not sep:
+            if not token.startswith("--") or index + 1 >= len(argv):
+                continue
+            raw, at = argv[index + 1], index + 1
+        name = key.lstrip("-+").split(".")[-1].replace("-", "_").lower()
+        if DTYPE_KEY.match(name) and raw.strip("'\"") in HALF_SPELLINGS:
+            tokens.append({"kind": "argv", "index": at, "token": argv[at], "key": name})
+    if tokens:
+        best = tokens[-1]
+        value = argv[best["index"]].partition("=")[2] or argv[best["index"]]
+        return {**best, "value": value.strip("'\""), "candidates": len(tokens)}
+    places = []
+    for path, text in texts.items():
+        in_script = script is not None and path == script
+        for number, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
+            for match in DTYPE_ASSIGNMENT.finditer(line.split("#", 1)[0]):
+                name = match.group("key").split(".")[-1].replace("-", "_").lower()
+                if DTYPE_KEY.match(name):
+                    places.append((in_script, path, number, name, match.group("value")))
+    origin = _best_place(places, texts, None)
+    if origin is not None:
+        origin["value"] = origin["text"]  # the spelling on the winning line
+    return origin
 
 
 @dataclass(frozen=True)
@@ -220,7 +279,7 @@ def section_origin(
             "file": str(path),
             "line": line,
             "key": key,
-            "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
+            "sha256": _digest(texts[path]),
             "candidates": len(places),
         }
     if script is not None and script in texts and call.isidentifier():
@@ -369,7 +428,7 @@ def _best_place(
         "line": line,
         "key": key,
         "text": text,
-        "sha256": hashlib.sha256(texts[path].encode("utf-8")).hexdigest(),
+        "sha256": _digest(texts[path]),
         "value": value,
         "candidates": sum(1 for p in places if p[0] == in_script),
     }
@@ -431,6 +490,18 @@ def file_places(text: str) -> list[dict[str, Any]]:
     return out
 
 
+class SourceText(str):
+    """A file's text as the places are looked for in it, with the sha256 of the file itself
+    (a Python file's docstrings are blanked out: prose that spells ``lr=1e-3`` sets nothing)."""
+
+    sha256: str
+
+
+def _digest(text: str) -> str:
+    known = getattr(text, "sha256", None)
+    return known if isinstance(known, str) else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _texts(paths: Iterable[Path]) -> dict[Path, str]:
     texts: dict[Path, str] = {}
     for path in paths:
@@ -438,10 +509,38 @@ def _texts(paths: Iterable[Path]) -> dict[Path, str]:
             real = path.resolve()
             if real in texts or real.stat().st_size > MAX_BYTES:
                 continue
-            texts[real] = real.read_text(encoding="utf-8")
+            original = real.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError, ValueError):
             continue
+        view = SourceText(_without_docstrings(original) if real.suffix == ".py" else original)
+        view.sha256 = hashlib.sha256(original.encode("utf-8")).hexdigest()
+        texts[real] = view
     return texts
+
+
+def _without_docstrings(source: str) -> str:
+    """``source`` with the lines of each string that stands as a statement of its own (a
+    docstring, a block of prose) blanked, line numbers kept; unchanged if it does not
+    tokenize."""
+    import io
+    import tokenize
+
+    lines = source.splitlines(keepends=True)
+    statement_start = True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            kind = token.type
+            if kind == tokenize.STRING and statement_start:
+                (first, _), (last, _) = token.start, token.end
+                for row in range(first - 1, min(last, len(lines))):
+                    ending = lines[row][len(lines[row].rstrip("\r\n")) :]
+                    lines[row] = ending
+            if kind in (tokenize.COMMENT, tokenize.NL):
+                continue
+            statement_start = kind in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return source
+    return "".join(lines)
 
 
 def _number(raw: Any) -> float | None:

@@ -3,7 +3,9 @@
 use-bf16 swaps every float16 spelling (``torch.float16``/``torch.half``, ``.half()``) for
 bfloat16, autocast included; under a Lightning Trainer with a float16 precision it sets the
 Trainer's ``precision`` to its bfloat16 counterpart where the Trainer got its arguments, and
-under transformers' ``fp16=True`` it turns ``bf16`` on where ``fp16`` was turned on.
+under transformers' ``fp16=True`` it turns ``bf16`` on where ``fp16`` was turned on; a float16
+chosen by name (``--dtype=float16``, a configurator's ``dtype = 'float16'``) is named
+``bfloat16`` there.
 upcast-to-fp32 computes the loss line in float32 when the event was born in the loss, and
 otherwise takes the script back to float32. raise-adam-eps gives Adam
 an eps that float16 can hold.
@@ -15,7 +17,7 @@ import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
-from diagnose.patches.settings import origin_of, swap_switch
+from diagnose.patches.settings import origin_of, swap_dtype, swap_switch
 from diagnose.patches.source import NoPatch, code_of, dotted, number, with_keyword
 from diagnose.patches.trainer_settings import add_trainer_argument
 
@@ -48,6 +50,9 @@ def use_bf16(ctx: PatchContext) -> Patched:
                 "where the run does not show: give bf16=True in its place"
             )
         return swap_switch(ctx, origin, "bf16", BF16_WHY)
+    origin = origin_of(ctx, "precision")
+    if origin is not None:  # float16 chosen by name: a flag, a configurator, a config key
+        return swap_dtype(ctx, origin, BF16_WHY)
     edit = ctx.edit()
     count = _swap_half(ctx, edit, "bfloat16", "bfloat16")
     if not count:
@@ -66,6 +71,9 @@ def upcast_to_fp32(ctx: PatchContext) -> Patched:
         patched = _upcast_loss_line(ctx)
         if patched is not None:
             return patched
+    origin = origin_of(ctx, "precision")
+    if origin is not None and origin.value == "float16":  # fp16's family may have no fp32
+        return swap_dtype(ctx, origin, "float32 throughout", {"float16": "float32"})
     edit = ctx.edit()
     count = _swap_half(ctx, edit, "float32", "float")
     if not count:

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from diagnose.capture.origins import argv_places, file_places, switch_spelling
+from diagnose.capture.origins import (
+    DTYPE_ASSIGNMENT,
+    HALF_SPELLINGS,
+    argv_places,
+    file_places,
+    switch_spelling,
+)
 from diagnose.errors import UsageError
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.source import NoPatch, format_number
@@ -113,6 +119,47 @@ def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patche
     lines[line_no - 1] = key.sub(rf"\g<quote>{new}\g<rest>", lines[line_no - 1])
     changed = "".join(lines)
     note = f"{old} is turned on at {shown_path(path)}:{line_no}: turn {new} on instead ({why})"
+    if origin.kind == "script":
+        return Patched(changed, note)
+    return Patched(None, note, file=str(path), file_source=changed)
+
+
+def swap_dtype(
+    ctx: PatchContext, origin: Origin, why: str, spellings: dict[str, str] = HALF_SPELLINGS
+) -> Patched:
+    """The float16 dtype named where ``origin`` says (``--dtype=float16``, ``dtype =
+    'float16'``) named as ``spellings`` says there instead, in the same spelling family
+    (bfloat16 by default: float16 -> bfloat16, fp16 -> bf16)."""
+    old = str(origin.value or "")
+    new = spellings.get(old)
+    if new is None:
+        raise NoPatch(f"the dtype is spelt {old!r} at its origin, which this fix cannot rename")
+    if origin.kind == "argv":
+        argv = list(ctx.report.script.argv)
+        index = origin.index
+        if index is None or not 0 <= index < len(argv) or argv[index] != origin.token:
+            raise NoPatch(f"the command line no longer holds {origin.token!r}")
+        key, sep, raw = argv[index].partition("=")
+        argv[index] = f"{key}={raw.replace(old, new)}" if sep else argv[index].replace(old, new)
+        return Patched(
+            None,
+            f"the dtype {old} comes from the command-line token {origin.token!r}: run with "
+            f"{argv[index]!r} instead ({why})",
+            argv=argv,
+        )
+    if origin.kind not in ("config-file", "script") or not origin.line:
+        raise NoPatch(f"the dtype comes from {origin.kind}, which cannot be changed here")
+    path, text = origin_text(ctx, origin, "the dtype comes from")
+    lines = text.splitlines(keepends=True)
+    line_no = origin.line
+    line = lines[line_no - 1] if 0 < line_no <= len(lines) else ""
+    found = [m for m in DTYPE_ASSIGNMENT.finditer(line) if m.group("key").lower() == origin.key]
+    if len(found) != 1 or found[0].group("value") != old:
+        raise NoPatch(f"{shown_path(path)}:{line_no} no longer names the dtype {old}")
+    start, end = found[0].span("value")
+    lines[line_no - 1] = line[:start] + new + line[end:]
+    changed = "".join(lines)
+    note = f"the dtype {old} is chosen at {shown_path(path)}:{line_no}: choose {new} ({why})"
     if origin.kind == "script":
         return Patched(changed, note)
     return Patched(None, note, file=str(path), file_source=changed)

@@ -213,3 +213,36 @@ print(len(added), len(watcher.paths()))
         [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.split() == ["1", "1"], done.stderr
+
+
+def test_a_float16_dtype_chosen_by_name_is_found_as_a_token_a_file_key_or_a_script_line(tmp_path):
+    config = {"precision": "fp16-autocast"}
+    argv = ["config/train.py", "--dtype=float16"]
+    assert _origins(config, argv, tmp_path)["precision"]["token"] == "--dtype=float16"
+    origin = _origins(config, ["--dtype", "float16"], tmp_path)["precision"]
+    assert (origin["index"], origin["value"]) == (1, "float16")
+    files = {"override.py": "batch_size = 8\ndtype = 'float16'\n"}
+    origin = _origins(config, [], tmp_path, files)["precision"]
+    assert (Path(origin["file"]).name, origin["line"], origin["value"]) == (
+        "override.py",
+        2,
+        "float16",
+    )
+    mixed = {"train.yaml": "trainer:\n  mixed_precision: fp16\n"}
+    assert _origins(config, [], tmp_path, mixed)["precision"]["value"] == "fp16"
+
+
+def test_the_scripts_docstrings_spell_no_setting(tmp_path):
+    (tmp_path / "train.py").write_text(
+        '"""Set ``dtype = \'float16\'`` or lr=0.5 to see it fail."""\n'
+        "lr = 0.5\n"
+        'dtype = "float16"\n',
+        encoding="utf-8",
+    )
+    found = _origins({"precision": "fp16-autocast", "lr": 0.5}, [], tmp_path)
+    assert (found["precision"]["line"], found["lr"]["line"]) == (3, 2)
+    assert found["precision"]["candidates"] == found["lr"]["candidates"] == 1
+
+
+def test_a_float32_run_has_no_dtype_origin(tmp_path):
+    assert "precision" not in _origins({"precision": "fp32"}, ["--dtype=float16"], tmp_path)

@@ -258,3 +258,51 @@ class TestTrainingArgumentsWarmup:
     def test_under_lightning_the_warmup_belongs_in_configure_optimizers(self, tmp_path):
         result = _clip(tmp_path, MODULE, {"kind": "script", "line": 1}, fix="add-lr-warmup")
         assert result.diff is None and "configure_optimizers" in result.note
+
+
+class TestDtypeByName:
+    """use-bf16 where a float16 dtype was chosen by name: the token, the file's line."""
+
+    def _fix(self, tmp_path, source: str, origin: dict, argv=None, fix="use-bf16"):
+        script = tmp_path / "train.py"
+        script.write_text(source, encoding="utf-8")
+        config = {"precision": "fp16-autocast", "origins": {"precision": origin}}
+        report = report_for(script, config=config)
+        if argv is not None:
+            report.script.argv = argv
+        return make_patch(fix, script, report)
+
+    def test_the_token_on_the_command_line_names_bfloat16(self, tmp_path):
+        origin = {"kind": "argv", "key": "dtype", "index": 1, "token": "--dtype=float16"}
+        origin["value"] = "float16"
+        argv = ["config/train_shakespeare_char.py", "--dtype=float16", "--max_iters=50"]
+        result = self._fix(tmp_path, "import torch\n", origin, argv=argv)
+        assert result.argv == ["config/train_shakespeare_char.py", "--dtype=bfloat16", argv[2]]
+
+    def test_the_scripts_setting_line_names_bfloat16_and_float32_for_the_upcast(self, tmp_path):
+        source = 'dtype = "float16"  # or bfloat16\nptdtype = {"float16": torch.float16}[dtype]\n'
+        origin = {"kind": "script", "key": "dtype", "line": 1, "value": "float16"}
+        bf16 = self._fix(tmp_path, source, origin)
+        assert diff_body(bf16)[:2] == [
+            '-dtype = "float16"  # or bfloat16',
+            '+dtype = "bfloat16"  # or bfloat16',
+        ]
+        fp32 = self._fix(tmp_path, source, origin, fix="upcast-to-fp32")
+        assert diff_body(fp32)[1] == '+dtype = "float32"  # or bfloat16'
+
+    def test_a_config_key_spelt_fp16_becomes_bf16_in_that_file(self, tmp_path):
+        config = tmp_path / "train.yaml"
+        text = "trainer:\n  mixed_precision: fp16\n"
+        config.write_text(text, encoding="utf-8")
+        origin = {
+            "kind": "config-file",
+            "file": str(config),
+            "line": 2,
+            "key": "mixed_precision",
+            "value": "fp16",
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        }
+        result = self._fix(tmp_path, "import torch\n", origin)
+        assert result.file_source == "trainer:\n  mixed_precision: bf16\n"
+        upcast = self._fix(tmp_path, "import torch\n", origin, fix="upcast-to-fp32")
+        assert upcast.file is None  # fp16's family need not have an fp32 spelling
