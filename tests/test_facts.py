@@ -419,7 +419,9 @@ def test_an_exp_overflow_under_an_extreme_lr_ranks_below_the_lr_itself(lr, step,
     assert (exp.confidence < 0.9) == lowered
     if lowered:
         assert symptoms["lr-too-high"].confidence > exp.confidence
-        assert exp.evidence[-1] == "its input grew under an lr 5000x the usual for Adam"
+        assert exp.evidence[-1] == (
+            "its input grew under an lr 5000x the usual (default: torch.optim.Adam lr=1e-3)"
+        )
 
 
 @pytest.mark.parametrize(("lr", "lowered"), [(0.5, True), (1e-3, False)])

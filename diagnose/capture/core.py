@@ -8,6 +8,7 @@ and read values at snapshot time, so a training step costs a few dictionary upda
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -205,7 +206,8 @@ class ConfigCapture:
 
     def _origins(self, config: dict[str, Any]) -> None:
         script = Path(self._argv[0]).resolve() if self._argv else None
-        found = find_origins(config, self._argv[1:], script, self.files.paths())
+        modules = _own_modules(script.parent) if script is not None else []
+        found = find_origins(config, self._argv[1:], script, self.files.paths(), modules)
         if found:
             config["origins"] = found
 
@@ -221,6 +223,27 @@ class ConfigCapture:
         config["param_dtypes"] = dtypes
         autocast_dtypes = self.autocast.enabled_dtypes() if self.autocast is not None else []
         config["precision"] = classify(dtypes, autocast_dtypes)
+
+
+MAX_OWN_MODULES = 200
+
+
+def _own_modules(folder: Path) -> list[Path]:
+    """The Python files the run imported from the script's folder and below (the user's own
+    package, not an installed one): where a project keeps its defaults."""
+    found: list[Path] = []
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if not isinstance(name, str) or not name.endswith(".py"):
+            continue
+        path = Path(os.path.abspath(name))  # a cheap test first: most modules are elsewhere
+        if not path.is_relative_to(folder):
+            continue
+        if "site-packages" not in path.parts and ".venv" not in path.parts:
+            found.append(path)
+            if len(found) >= MAX_OWN_MODULES:
+                break
+    return found
 
 
 def _main_module_parameters() -> list[Any]:

@@ -97,13 +97,23 @@ def hand_written_lr(config: dict[str, Any]) -> float | None:
 
 
 def find_origins(
-    config: dict[str, Any], argv: list[str], script: Path | None, files: Iterable[Path]
+    config: dict[str, Any],
+    argv: list[str],
+    script: Path | None,
+    files: Iterable[Path],
+    modules: Iterable[Path] = (),
 ) -> dict[str, dict[str, Any]]:
-    """setting -> its origin (see the module docstring), for every setting found somewhere."""
+    """setting -> its origin (see the module docstring), for every setting found somewhere.
+
+    ``modules``: the user's own modules the run imported; they are only read for what a
+    command-line token replaced (a default set in a project's config module), never taken as
+    a setting's origin.
+    """
     texts = _texts([*files, *([script] if script else [])])
+    defaults = {p: t for p, t in _texts(modules).items() if p not in texts}
     found: dict[str, dict[str, Any]] = {}
     for setting, value in setting_values(config).items():
-        origin = origin_of(setting, value, argv, script, texts)
+        origin = origin_of(setting, value, argv, script, texts, defaults)
         if origin is not None:
             found[setting] = origin
     if "grad_clip.max" not in found and not config.get("grad_clip"):
@@ -395,6 +405,7 @@ def origin_of(
     argv: list[str],
     script: Path | None,
     texts: dict[Path, str],
+    defaults: dict[Path, str] | None = None,
 ) -> dict[str, Any] | None:
     keys = KEYS[setting]
     tokens = [t for t in argv_places(argv) if keys.match(t["key"]) and _same(t["number"], value)]
@@ -402,7 +413,7 @@ def origin_of(
         best = dict(tokens[-1])  # the last one given wins
         del best["number"]
         found = {**best, "value": value, "candidates": len(tokens)}
-        found.update(_overridden(best["key"], value, script, texts))
+        found.update(_overridden(best["key"], value, script, texts, defaults or {}))
         return found
     places = []
     for path, text in texts.items():
@@ -434,18 +445,26 @@ def _best_place(
     }
 
 
-def _overridden(key: str, value: float, script: Path | None, texts: dict[Path, str]) -> dict:
+def _overridden(
+    key: str,
+    value: float,
+    script: Path | None,
+    texts: dict[Path, str],
+    defaults: dict[Path, str],
+) -> dict:
     """What a command-line token replaced: the other number a file the run read (else the
-    script) gives the same key -- the value the run would have had without the token."""
+    script, else one of the user's own modules) gives the same key -- the value the run would
+    have had without the token."""
     places = []
-    for path, text in texts.items():
-        in_script = script is not None and path == script
-        for place in file_places(text):
-            if place["key"] == key and not _same(place["number"], value):
-                places.append((in_script, path, place))
+    for rank, group in enumerate((texts, defaults)):
+        for path, text in group.items():
+            in_script = script is not None and path == script
+            for place in file_places(text):
+                if place["key"] == key and not _same(place["number"], value):
+                    places.append((rank * 2 + in_script, path, place))
     if not places:
         return {}
-    places.sort(key=lambda p: p[0])  # a config file overrides the script
+    places.sort(key=lambda p: p[0])  # a config file overrides the script, the script a module
     _, path, place = places[0]
     return {"overrides": place["number"], "overrides_at": f"{path.name}:{place['line']}"}
 

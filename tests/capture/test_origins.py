@@ -246,3 +246,21 @@ def test_the_scripts_docstrings_spell_no_setting(tmp_path):
 
 def test_a_float32_run_has_no_dtype_origin(tmp_path):
     assert "precision" not in _origins({"precision": "fp32"}, ["--dtype=float16"], tmp_path)
+
+
+def test_what_a_token_replaced_may_be_a_default_in_the_users_own_module(tmp_path):
+    (tmp_path / "proj").mkdir()
+    module = tmp_path / "proj" / "trainer.py"
+    module.write_text("def defaults(C):\n    C.learning_rate = 3e-4\n", encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text("from proj.trainer import defaults\n", encoding="utf-8")
+    argv = ["--trainer.learning_rate=500"]
+    found = find_origins({"lr": 500.0}, argv, script.resolve(), [], [module])
+    origin = found["lr"]
+    assert (origin["kind"], origin["overrides"], origin["overrides_at"]) == (
+        "argv",
+        3e-4,
+        "trainer.py:2",
+    )
+    # a module is only read for what a token replaced: it is never the value's origin
+    assert "lr" not in find_origins({"lr": 3e-4}, [], script.resolve(), [], [module])

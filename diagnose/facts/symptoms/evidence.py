@@ -53,8 +53,10 @@ def op_line(f: Facts, what: str) -> str:
 def driven_by_lr(f: Facts, confidence: float, evidence: list[str], what: str) -> float:
     """A symptom that updates two orders of magnitude too large drove (after at least one
     update): it is what the lr did, so it ranks below lowering the lr (lr-too-high is 0.9)."""
-    ratio = f.get("lr_vs_typical")
+    usual = f.get("lr_vs_usual")  # the figure lr-too-high and the lr fix go by
+    ratio = usual if usual is not None else f.get("lr_vs_typical")
     if ratio is None or ratio < 100 or (f.get("event.step") or 0) < 1:
         return confidence
-    evidence.append(f"{what} under an lr {num(ratio)}x the usual for {f.get('optimizer')}")
+    of = f"({f.get('lr.usual_source')})" if usual is not None else f"for {f.get('optimizer')}"
+    evidence.append(f"{what} under an lr {num(ratio)}x the usual {of}")
     return confidence * 0.85
