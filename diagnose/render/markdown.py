@@ -12,6 +12,7 @@ from diagnose.render.numbers import (
     safe,
     stats_of,
     stopped_note,
+    together,
     where,
 )
 from diagnose.report import Event, Report
@@ -149,6 +150,10 @@ def _fixes(report: Report) -> list[str]:
             out += [f"_{_cell(fix.patch_note)}_", ""]
         if fix.example_patch:
             out += ["Example:", "", *_code(fix.example_patch, "python"), ""]
+    both = together(report)
+    if both is not None:
+        ids = " and ".join(f"`{_cell(i)}`" for i in both.fix_ids)
+        out += [f"{ids} together:", "", *_code(both.command, "sh"), ""]
     return out
 
 

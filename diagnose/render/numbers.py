@@ -23,6 +23,7 @@ __all__ = [
     "producer_frame",
     "safe",
     "stats_of",
+    "together",
     "where",
 ]
 
@@ -159,3 +160,46 @@ def learning_note(report: Report) -> LearningNote | None:
     if learning and learning.optimizer_steps == 0 and learning.backward_passes:
         basis = f"judged at the end of the run, on {learning.backward_passes} backward passes"
     return LearningNote(broken, headline, top.evidence[0] if top.evidence else "", basis)
+
+
+@dataclass(frozen=True)
+class Together:
+    """Fixes whose changes are all command-line edits that fit together in one command."""
+
+    fix_ids: list[str]
+    command: str
+
+
+MAX_TOGETHER = 3  # the top fixes looked at
+
+
+def together(report: Report) -> Together | None:
+    """The command that applies the top fixes' command-line changes at once, when two or more
+    of them change the command line and their changes touch different tokens (each fix alone
+    says only its own command)."""
+    original = list(report.script.argv)
+    fixes = [f for f in report.fixes[:MAX_TOGETHER] if f.patch_argv is not None and not f.patch]
+    if len(fixes) < 2:
+        return None
+    merged = list(original)
+    changed: set[int] = set()
+    tail: list[str] = []
+    for fix in fixes:
+        argv = list(fix.patch_argv or [])
+        if len(argv) < len(original):
+            return None  # a token removed: which ones the others meant is unknown
+        for index, (before, after) in enumerate(zip(original, argv, strict=False)):
+            if before == after:
+                continue
+            if index in changed and merged[index] != after:
+                return None
+            merged[index] = after
+            changed.add(index)
+        tail += [t for t in argv[len(original) :] if t not in tail]
+    merged += tail
+    if any(merged == list(f.patch_argv or []) for f in fixes):
+        return None  # one of them already does it all
+    import shlex
+
+    command = shlex.join(["python", report.script.path, *merged])
+    return Together([f.id for f in fixes], command)

@@ -17,6 +17,7 @@ from diagnose.render.numbers import (
     safe,
     stats_of,
     stopped_note,
+    together,
     where,
 )
 from diagnose.report import Event, Fix, Frame, Report, TensorStats
@@ -62,6 +63,10 @@ def render_text(report: Report, *, color: bool = False) -> str:
         out += ["", s.bold("Fixes, best first")]
         for rank, fix in enumerate(report.fixes, 1):
             out += _fix(rank, fix, s, full=rank <= 3)
+        both = together(report)
+        if both is not None:
+            ids = " and ".join(f"[{safe(i)}]" for i in both.fix_ids)
+            out.append(f"  {ids} together: {safe(both.command)}")
     if report.frames:
         out += ["", *_frames(report.frames, s, report.event is not None)]
     if report.history:

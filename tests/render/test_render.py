@@ -215,3 +215,38 @@ def test_a_patch_of_a_config_file_is_headed_with_that_file_in_text_and_markdown(
     assert "patch against conf/train.yaml:" in text and "patch against your script" not in text
     assert "Patch against `conf/train.yaml`:" in markdown
     assert "\x1b" not in text + markdown
+
+
+def _argv_fixes(*argvs: list[str]) -> Report:
+    fixes = [
+        {
+            "id": f"fix-{n}",
+            "title": f"Fix {n}",
+            "score": 0.9 - n / 10,
+            "why": "",
+            "example_patch": "",
+            "patch_argv": a,
+        }
+        for n, a in enumerate(argvs)
+    ]
+    return Report(
+        status="nonfinite",
+        script={"path": "train.py", "argv": ["--lr", "5", "--grad_clip=0.0"]},
+        fixes=fixes,
+    )
+
+
+def test_command_line_fixes_that_touch_different_tokens_are_given_together():
+    report = _argv_fixes(["--lr", "0.001", "--grad_clip=0.0"], ["--lr", "5", "--grad_clip=1.0"])
+    line = "  [fix-0] and [fix-1] together: python train.py --lr 0.001 --grad_clip=1.0"
+    assert line in render(report, "text").splitlines()
+    assert "python train.py --lr 0.001 --grad_clip=1.0" in render(report, "markdown")
+
+
+def test_command_line_fixes_that_change_the_same_token_are_not_given_together():
+    report = _argv_fixes(["--lr", "0.001", "--grad_clip=0.0"], ["--lr", "0.5", "--grad_clip=0.0"])
+    assert "together" not in render(report, "text")
+    appended = _argv_fixes(
+        ["--lr", "0.001", "--grad_clip=0.0"], ["--lr", "5", "--grad_clip=0.0", "--warmup=100"]
+    )
+    assert "python train.py --lr 0.001 --grad_clip=0.0 --warmup=100" in render(appended, "text")
