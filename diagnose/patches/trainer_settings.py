@@ -58,10 +58,19 @@ def add_framework_argument(
         )
     if origin.kind == "argv":
         token = f"{place.prefix}{key}"
-        if token in ctx.report.script.argv:  # `--KEY VALUE`, two tokens
-            raise NoPatch(f"{token} is given on the command line: set it to {bare} there")
+        argv = list(ctx.report.script.argv)
+        if token in argv:  # `--KEY VALUE`, two tokens: the value token is replaced
+            at = argv.index(token) + 1
+            if at >= len(argv) or argv[at].startswith("--"):
+                raise NoPatch(f"{token} is given on the command line: set it to {bare} there")
+            argv[at] = bare
+            return Patched(
+                None,
+                f"{what} come from the command line: run with {token} {bare}",
+                argv=argv,
+            )
         # a --KEY=... given already is replaced
-        argv = [t for t in ctx.report.script.argv if t.partition("=")[0] != token]
+        argv = [t for t in argv if t.partition("=")[0] != token]
         return Patched(
             None,
             f"{what} come from the command line ({origin.token!r}): run with {token}={bare}",

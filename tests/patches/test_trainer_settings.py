@@ -306,3 +306,10 @@ class TestDtypeByName:
         assert result.file_source == "trainer:\n  mixed_precision: bf16\n"
         upcast = self._fix(tmp_path, "import torch\n", origin, fix="upcast-to-fp32")
         assert upcast.file is None  # fp16's family need not have an fp32 spelling
+
+
+def test_a_flag_given_with_its_value_as_the_next_token_gets_that_token_replaced(tmp_path):
+    origin = {"kind": "argv", "key": "trainer", "token": "--trainer.max_epochs=2", "index": 1}
+    argv = ["fit", "--trainer.gradient_clip_val", "0", "--trainer.max_epochs=2"]
+    result = _clip(tmp_path, MODULE, origin, argv=argv)
+    assert result.argv == ["fit", "--trainer.gradient_clip_val", "1.0", "--trainer.max_epochs=2"]
