@@ -59,6 +59,32 @@ fixed Python loop ran ~3x slower than usual):
   time it is a candidate;
 - Python's cyclic garbage collector walked the growing heap again and again while ~a
   million acyclic objects were created (~0.3-0.6 s): it is paused during the build.
+Measured again on an idle machine (reference loop 48 ms, against 163 ms where the build took
+3.91 s), old and new code side by side on the same 100k patterns, best of 3-5: the prefilter
+1.23-1.31 s -> 0.88-0.97 s (1.4x; literals, groups, word keys and automaton identical), the
+benchmark's build 1.36 s -> 0.89-0.99 s (two runs). Kept:
+- required literals 0.80-0.83 s -> 0.54-0.56 s (1.45x, the same literals for all 100k and
+  every shipped pattern). The split's items cost what they cost (the ``split`` itself is
+  ~0.15 s); the rest was Python around it: ``_longest_run`` cut every quantified run in a
+  loop over the items, needed only where a quantifier follows the first longest run (C-level
+  ``max`` and ``index`` find it, 152 -> 88 ms); unmasking by ``translate`` (non-ASCII, per
+  character) became a ``replace`` per stand-in present (92 -> 28 ms); masking names the
+  escapes present by one ``findall`` (82 -> 60 ms); an alternation's branches are cut by
+  ``list.index`` on the ``|`` items, not a loop (~75 ms for the 25k alternations -> a few);
+- word keys 0.35-0.38 s -> 0.23-0.25 s (1.5x): ASCII literals, all of them joined, are
+  mapped by one ``translate`` (non-word -> space, 3 ms) and split by ``split(" ")`` each,
+  instead of ``_NON_WORD.split`` per literal (186 -> ~55 ms); the rarest word by ``map`` of
+  ``min`` with ``""`` counted as infinitely common, no filtering loop.
+Tried, not kept: one split of all patterns joined (no faster: the cost is the 1.5M items;
+and masking or cutting quantified characters over the joined 15 MB text took longer: ~12 ms
+per full-text ``replace`` and ``in``, and regexes without a literal first character try
+every position: 1.9 s against 0.9 s); folding quantifiers into the separator alternatives
+(a group around them loses the charset prefix: split 0.15 -> 0.42 s); one combined search
+for the escapes the split does not model (54-200 ms against ~60 ms for the ``in`` tests and
+the escape search); one ``findall`` of every escape in place of ``replace`` + masking (the
+split 0.38 -> 0.49 s); possessive quantifiers in the separator (no change); dropping
+duplicate patterns first (31 ms for 100k, and neither the shipped nor the synthetic
+patterns repeat).
 Per query: patterns are compiled on first candidacy and kept (``re.compile`` is ~100-250 us
 each, 10-26 s for 100k up front; ``re``'s own cache holds only 512); the fuzzy stage visits
 at most 600 postings (rarest words first; the three rarest of the other words re-score a

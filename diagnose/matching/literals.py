@@ -6,8 +6,12 @@ pattern's longest *required* literal (text every match must contain). Extracting
 over the pattern's tokens costs ~30 us. So the common shapes -- literal text with holes such
 as ``\\d+``, ``[^ ]+``, ``.*?``, ``(?:cuda|cpu)`` -- are read by one C-level ``split`` on
 everything that is not required literal text (~5 us), which leaves the literal runs. Anything
-else (verbose mode, numeric escapes and back-references, stray brackets, deeper nesting)
-falls back to the parser.
+else (verbose mode, numeric escapes and back-references, stray brackets, deeper nesting, a
+character the split uses as a stand-in) falls back to the parser. Around the split, the work
+is C-level calls too: the longest run is found by ``max``, and only where a quantifier
+follows it are the runs walked in Python to cut quantified last characters (see
+:func:`_longest_run`); ~5 us a pattern in all, against ~8 us with that walk for every
+pattern (the benchmark ``benchmarks/bench_matcher.py`` records the figures).
 
 A pattern that is an alternation at its top level (``old wording|new wording``, the way the
 records spell every wording a message has had) has no literal common to its branches; each
@@ -32,8 +36,9 @@ MIN_LITERAL = 3  # shorter literals would make almost every line a candidate
 # (turned back by _UNMASK). Patterns with an escaped backslash skip this (the parser reads them).
 _MASKS = {c: c for c in "-&~#,:;'\"<>=!@%/ \t"}
 _MASKS.update({c: chr(0xE000 + k) for k, c in enumerate(".()[]{}?*+|^$")})
-_FIRST_STAND_IN = chr(0xE000)
-_UNMASK = {0xE000 + k: c for k, c in enumerate(".()[]{}?*+|^$")}
+_UNMASK = {chr(0xE000 + k): c for k, c in enumerate(".()[]{}?*+|^$")}
+# the escapes _MASKS replaces (one C-level findall names those a pattern has)
+_MASKED_ESCAPE = re.compile("\\\\([" + re.escape("".join(_MASKS)) + "])")
 # Every alternative starts with a literal character, so the regex engine skips the plain text
 # between them in C (a charset prefix), and ``split`` hands back the literal text between
 # the separators: escapes, classes, groups (two deep), ``. ^ $ |``, quantifiers and any
@@ -44,10 +49,13 @@ _SEPARATOR = re.compile(
     r"|\.|\^|\$|\||\*|\+|\?|\{\d*(?:,\d*)?\}|\(|\)|\[)",
     re.DOTALL,
 )
-# a backslash before a letter or digit other than these (\\n, \\x41, \\1, ...): the parser decides
-_UNMODELLED_ESCAPE = re.compile(r"\\[^dDwWsSbBAZ\W_]")
 _UNMODELLED = frozenset({")", "[", "("})  # separators that send a pattern to the parser
 _VERBOSE = re.compile(r"\(\?[aiLmsu]*x[aiLmsux]*\)")
+# a backslash before a letter or digit other than these (\\n, \\x41, \\1, ...): the parser decides
+_UNMODELLED_ESCAPE = re.compile(r"\\[^dDwWsSbBAZ\W_]")
+# a pattern that holds a stand-in character itself: the split would read it back as the
+# punctuation it stands for, so the parser reads such a pattern
+_STAND_IN = re.compile("[" + "".join(_UNMASK) + "]")
 
 
 def required_literals(pattern: str) -> tuple[str, ...] | None:
@@ -62,26 +70,29 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
     if items is None:
         branches = _scan_branches(pattern) if "|" in pattern else [pattern]
         found = [required_literal(branch) for branch in branches]
-    else:
+    elif "|" in items:  # only a separator is "|": the text between them never holds one
         found = [_longest_run(branch) for branch in _split_at_bars(items)]
+    else:  # the common case: one branch
+        literal = _longest_run(items)
+        return None if literal is None else (literal,)
     if None in found:
         return None
-    return tuple(dict.fromkeys(literal for literal in found if literal is not None))
+    return tuple(dict.fromkeys(found))
 
 
 def _split_at_bars(items: list[str]) -> list[list[str]]:
-    """The items of :func:`_split` (text, separator, ..., text) cut at each top-level ``|``."""
-    if "|" not in items[1::2]:
-        return [items]
+    """The items of :func:`_split` (text, separator, ..., text) cut at each top-level ``|``.
+
+    The items equal to ``"|"`` are the bars (no text item holds one), found by C-level
+    ``index``; each branch is a slice that again starts and ends with text.
+    """
     branches: list[list[str]] = []
-    current = [items[0]]
-    for k in range(1, len(items), 2):
-        if items[k] == "|":
-            branches.append(current)
-            current = [items[k + 1]]
-        else:
-            current += (items[k], items[k + 1])
-    branches.append(current)
+    start = 0
+    for _ in range(items.count("|")):
+        end = items.index("|", start)
+        branches.append(items[start:end])
+        start = end + 1
+    branches.append(items[start:])
     return branches
 
 
@@ -160,6 +171,8 @@ def _split(pattern: str) -> list[str] | None:
     """
     if "\\\\" in pattern or ("(?" in pattern and _VERBOSE.search(pattern)):
         return None
+    if not pattern.isascii() and _STAND_IN.search(pattern) is not None:
+        return None
     masked = pattern.replace("\\ ", " ")
     if "\\" in masked:
         masked = _mask(masked)
@@ -172,7 +185,22 @@ def _split(pattern: str) -> list[str] | None:
 
 
 def _longest_run(items: list[str]) -> str | None:
-    """The longest literal text between separators (a quantified last character is not in it)."""
+    """The longest literal text between separators (a quantified last character is not in it).
+
+    Only a run that a quantifier follows loses its last character, and it only gets shorter:
+    so when the first longest run is not followed by one, it is the answer (C-level ``max``
+    and ``index``, no Python loop over the items); else :func:`_chopped_longest_run`.
+    """
+    runs = items[::2]
+    best = max(runs, key=len)
+    after = 2 * runs.index(best) + 1
+    if after < len(items) and items[after][0] in "*+?{":
+        return _chopped_longest_run(items)
+    return _finish(best)
+
+
+def _chopped_longest_run(items: list[str]) -> str | None:
+    """:func:`_longest_run` the long way: every quantified last character cut, then the longest."""
     runs = items[::2]
     for k in range(1, len(items), 2):
         if items[k][0] in "*+?{":
@@ -195,16 +223,16 @@ def _parsed_literal(pattern: str) -> str | None:
 
 def _mask(masked: str) -> str:
     """Replace each escaped character that stands for itself by one character (_MASKS)."""
-    for ch in {part[:1] for part in masked.split("\\")[1:]}:
-        stand_in = _MASKS.get(ch)
-        if stand_in is not None:
-            masked = masked.replace("\\" + ch, stand_in)
+    for ch in set(_MASKED_ESCAPE.findall(masked)):  # usually none: ``\\d``, ``\\w`` stay
+        masked = masked.replace("\\" + ch, _MASKS[ch])
     return masked
 
 
 def _finish(best: str) -> str | None:
-    if not best.isascii() and max(best) >= _FIRST_STAND_IN:
-        best = best.translate(_UNMASK)
+    if not best.isascii():  # a few ``replace`` calls: ``translate`` of non-ASCII text is slower
+        for stand_in, char in _UNMASK.items():
+            if stand_in in best:
+                best = best.replace(stand_in, char)
     best = best.lower()
     return best if len(best.strip()) >= MIN_LITERAL else None
 

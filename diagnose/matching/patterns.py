@@ -4,8 +4,11 @@ Each pattern's longest required literal (lowercased) is read by
 :func:`literals.required_literals` when the index is built -- one per branch for a pattern
 that is an alternation of wordings -- and the rarest whole word inside it keys a dict, so the
 words of a lowercased line lead to the few literals that may occur in it, each checked with
-``in``: only patterns one of whose literals is in the line are run. Literals without a whole word inside go into a (small) Aho-Corasick
-automaton; patterns without a usable literal go on a short always-check list.
+``in``: only patterns one of whose literals is in the line are run. Literals without a whole
+word inside go into a (small) Aho-Corasick automaton; patterns without a usable literal go
+on a short always-check list. The words inside the literals are read for all of them at
+once where they are ASCII (one ``translate``, see :func:`_inner_words`), and the rarest is
+picked by C-level ``min``: the build is mostly the literals' extraction.
 
 Patterns are compiled lazily, on their first candidacy: compiling 100k regexes up front
 takes ~26 s with ``re``. A pattern that fails to compile is skipped and remembered in
@@ -25,6 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -38,8 +42,25 @@ _WORD = re.compile(r"\w+")
 # inside a literal, the pieces between runs of non-word characters, except the first and the
 # last (which may continue in the text), are whole words of any text containing the literal
 _NON_WORD = re.compile(r"\W+")
+# every ASCII non-word character but NUL (the joiner of _inner_words) -> a space
+_ASCII_NON_WORD = {c: " " for c in range(1, 128) if not _WORD.match(chr(c))}
 SEARCH_TIMEOUT_S = 0.05  # one pattern on one line
 MATCH_DEADLINE_S = 0.25  # all candidate patterns of one match together
+
+
+def _inner_words(literals: list[str]) -> list[list[str]]:
+    """The pieces of each literal between runs of non-word characters, but the first and last.
+
+    Each piece is a whole word of any text containing the literal, or "" (two adjacent
+    non-word characters). ASCII literals -- nearly all -- are read by one C-level
+    ``translate`` of all of them joined, mapping every non-word character to a space, and
+    one ``split(" ")`` each (~3x faster than ``_NON_WORD.split`` per literal); the joiner is a
+    non-word character no literal holds, so it is checked by counting.
+    """
+    joined = "\x00".join(literals)
+    if not joined.isascii() or joined.count("\x00") != len(literals) - 1:
+        return [_NON_WORD.split(literal)[1:-1] for literal in literals]
+    return [text.split(" ")[1:-1] for text in joined.translate(_ASCII_NON_WORD).split("\x00")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,23 +102,20 @@ class PatternIndex:
         # is kept for the few literals without a whole word inside.
         self._literals: list[str] = list(by_literal)
         self._groups: list[list[int]] = list(by_literal.values())
-        words_of = [_NON_WORD.split(literal)[1:-1] for literal in self._literals]
+        words_of = _inner_words(self._literals)
         counts = Counter(chain.from_iterable(words_of))  # counted in C
-        counts.pop("", None)  # between two adjacent non-word characters
+        counts[""] = counts.total() + 1  # two adjacent non-word characters: never the key
+        # the rarest word of each literal ("" where it has none), by C-level calls of min
+        rarest = map(partial(min, key=counts.__getitem__, default=""), words_of)
         self._by_word: dict[str, list[int]] = {}
+        for g, word in enumerate(rarest):
+            self._by_word.setdefault(word, []).append(g)
         self._automaton = ahocorasick.Automaton()
-        in_automaton = 0
-        for g, words in enumerate(words_of):
-            words = [w for w in words if w]
-            if words:
-                word = min(words, key=counts.__getitem__)
-                self._by_word.setdefault(word, []).append(g)
-            else:
-                self._automaton.add_word(self._literals[g], g)
-                in_automaton += 1
-        if in_automaton:
+        for g in self._by_word.pop("", ()):
+            self._automaton.add_word(self._literals[g], g)
+        self._use_automaton = len(self._automaton) > 0
+        if self._use_automaton:
             self._automaton.make_automaton()
-        self._use_automaton = in_automaton > 0
 
     def __len__(self) -> int:
         return len(self._patterns)

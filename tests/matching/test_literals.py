@@ -163,3 +163,92 @@ def _required_runs(pattern: str) -> list[str]:
     literals._walk(list(parsed), runs, current)
     runs.append("".join(current))
     return [r.lower() for r in runs]
+
+
+def _shipped_patterns() -> list[str]:
+    from diagnose.records import load_records
+
+    return [r.messagePattern for r in load_records().records if r.messagePattern]
+
+
+def test_every_shipped_literal_is_required_text_of_its_branch():
+    """The fast path against the parser's reading, on every shipped ``messagePattern``."""
+    for pattern in _shipped_patterns():
+        literals_found = required_literals(pattern)
+        if literals_found is None:
+            continue
+        branches = literals._scan_branches(pattern) if "|" in pattern else [pattern]
+        runs = [run for branch in branches for run in _required_runs(branch)]
+        for literal in literals_found:
+            assert any(literal in run for run in runs), (pattern, literal, runs)
+
+
+def _chopped_reference(items: list[str]) -> str | None:
+    """The longest run after cutting every quantified last character (the plain loop)."""
+    runs = items[::2]
+    for k in range(1, len(items), 2):
+        if items[k][0] in "*+?{":
+            runs[k // 2] = runs[k // 2][:-1]
+    return literals._finish(max(runs, key=len))
+
+
+def _bars_reference(items: list[str]) -> list[list[str]]:
+    """The items cut at each ``|`` separator, by a loop over the separators."""
+    branches: list[list[str]] = []
+    current = [items[0]]
+    for k in range(1, len(items), 2):
+        if items[k] == "|":
+            branches.append(current)
+            current = [items[k + 1]]
+        else:
+            current += [items[k], items[k + 1]]
+    branches.append(current)
+    return branches
+
+
+def _check_fast_paths(pattern: str) -> None:
+    items = literals._split(pattern)
+    if items is None:
+        return
+    assert all("|" not in text for text in items[::2]), pattern  # what _split_at_bars relies on
+    branches = literals._split_at_bars(items)
+    assert branches == _bars_reference(items), pattern
+    for branch in branches:
+        assert literals._longest_run(branch) == _chopped_reference(branch), (pattern, branch)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"abcd+e",
+        r"abcdef+ xy",  # the longest run is quantified: the long way
+        r"abc{2}defgh",
+        r"abc{,3}|xyz+",
+        r"tail text here*",
+        r"a}{2} text",  # a literal brace before a repeat
+        r"x{b}+ long text",
+        r"[^ ]+ words here\d+ more",
+        r"same|same|other text",
+        r"a\|b|c\(d\)",
+    ],
+)
+def test_the_fast_paths_agree_with_the_plain_loops(pattern):
+    _check_fast_paths(pattern)
+
+
+def test_the_fast_paths_agree_on_every_shipped_pattern():
+    for pattern in _shipped_patterns():
+        _check_fast_paths(pattern)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ATOMS, min_size=1, max_size=9).map("".join))
+def test_the_fast_paths_agree_on_generated_patterns(pattern):
+    _check_fast_paths(pattern)
+
+
+def test_a_pattern_holding_a_stand_in_character_is_read_by_the_parser():
+    stand_in = "\ue000"  # what the split writes for an escaped "."
+    pattern = f"abc{stand_in}defg\\d+"
+    assert required_literals(pattern) == (f"abc{stand_in}defg",)
+    assert re.search(pattern, f"xx abc{stand_in}defg7")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-from diagnose.matching.patterns import PatternIndex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from diagnose.matching.patterns import _NON_WORD, PatternIndex, _inner_words
 
 PATTERNS = [
     r"CUDA out of memory\. Tried to allocate [\d.]+ [KMGT]iB",
@@ -60,3 +63,40 @@ def test_an_alternation_of_wordings_is_a_candidate_only_where_one_wording_occurs
     for line in lines:
         naive = {i for i, c in enumerate(compiled) if c.search(line)}
         assert {h.index for h in index.search([line])} == naive, line
+
+
+def _inner_words_reference(literals: list[str]) -> list[list[str]]:
+    return [_NON_WORD.split(literal)[1:-1] for literal in literals]
+
+
+def _nonempty(words_of: list[list[str]]) -> list[list[str]]:
+    """The words that key a literal ("" never does: it is only two adjacent non-word chars)."""
+    return [[word for word in words if word] for words in words_of]
+
+
+def test_inner_words_are_the_regex_split_of_each_literal():
+    literals = [
+        "cuda out of memory. tried to allocate ",
+        "overflow",  # no inner word
+        " a  b-c_d ",  # "" between two adjacent non-word characters
+        "x.y",
+        "(",
+        "",
+        "tab\tand\nnewline here",
+    ]
+    assert _nonempty(_inner_words(literals)) == _inner_words_reference(literals)
+    # non-ASCII, and a literal holding the joiner: each read by the regex
+    for odd in (["caf\u00e9 au lait ", "plain text here"], ["nul\x00inside it", "more words"]):
+        assert _nonempty(_inner_words(odd)) == _inner_words_reference(odd)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab_1 .-(\t\x00\u00e9\u2014", max_size=12), max_size=6))
+def test_inner_words_agree_with_the_regex_on_generated_literals(literals):
+    assert _nonempty(_inner_words(literals)) == _inner_words_reference(literals)
+
+
+def test_each_literal_is_keyed_by_its_rarest_inner_word():
+    index = PatternIndex([r"common rare1 common \d+", r"common rare2 common \d+", r"x common y"])
+    assert set(index._by_word) == {"rare1", "rare2", "common"}
+    assert index._automaton.get("x common y", None) is None
