@@ -166,6 +166,18 @@ def _stamp(report: Report, info: ScriptInfo) -> Report:
     return report
 
 
+def load_analysis() -> None:
+    """Import what the analysis runs, before a Ctrl-C may stop it: an import cut short by a
+    KeyboardInterrupt leaves its package half made, and the report of what the run saw,
+    written next, would need it (yaml, the rules, the records)."""
+    import diagnose.engine
+    import diagnose.matcher
+    import diagnose.patches
+    import diagnose.records
+    import diagnose.render
+    import diagnose.verify  # noqa: F401
+
+
 def enrich(report: Report, path: str | Path, options: RunOptions) -> Report:
     """Add the config file, ranked fixes, patches, dataset matches and verification."""
     script = Path(path)

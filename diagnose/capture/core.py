@@ -201,6 +201,9 @@ class ConfigCapture:
         self._guard("snapshot frameworks", lambda: _framework_defaults(config, sources))
         config["sources"] = sources
         self._guard("snapshot origins", lambda: self._origins(config))
+        # the TrainingArguments' changed values only find where they came from: they hold
+        # run-specific text (a temporary output_dir), and the report keeps their names
+        (config.get("transformers") or {}).pop("init_args", None)
         config["capture_errors"] = self.errors.as_list()
         return config
 

@@ -210,8 +210,9 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     analysis (or a long ``--verify``) still leaves what the run saw; such a Ctrl-C stops the
     analysis and the evidence alone is shown.
     """
-    from diagnose.runner import enrich
+    from diagnose.runner import enrich, load_analysis
 
+    load_analysis()
     if target is not None:
         target.checkpoint(raw)
     try:
