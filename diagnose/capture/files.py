@@ -9,7 +9,9 @@ watchers installed at that moment: a process that traces many runs (a notebook, 
 test suite) keeps one hook, which returns at once when no watcher is installed.
 
 Only small text files outside Python's own installation are kept (libraries' own files are
-not where a user writes a setting), at most ``MAX_FILES`` of them, first read first.
+not where a user writes a setting), at most ``MAX_FILES`` of them, first read first; the source
+files of imported modules are left out (the user's own modules are read apart, for the defaults
+a command-line token replaced: ``capture.origins``).
 """
 
 from __future__ import annotations
@@ -68,9 +70,23 @@ class FileReadWatcher:
             self._paths.setdefault(full, None)
 
     def paths(self) -> list[Path]:
-        """The files read, first read first (the script and diagnose's own files left out)."""
+        """The files read, first read first: diagnose's own files and the source of imported
+        modules left out (an import opens its file as any read does; a module is code, and
+        a configurator run with ``exec`` is not imported)."""
         own = str(Path(__file__).resolve().parent.parent)
-        return [Path(p) for p in self._paths if not p.startswith(own + os.sep)]
+        imported = _module_files()
+        return [
+            Path(p) for p in self._paths if not p.startswith(own + os.sep) and p not in imported
+        ]
+
+
+def _module_files() -> set[str]:
+    files = set()
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str):
+            files.add(os.path.abspath(name))
+    return files
 
 
 def _installation_roots() -> list[str]:

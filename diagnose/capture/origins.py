@@ -466,7 +466,10 @@ def _overridden(
         return {}
     places.sort(key=lambda p: p[0])  # a config file overrides the script, the script a module
     _, path, place = places[0]
-    return {"overrides": place["number"], "overrides_at": f"{path.name}:{place['line']}"}
+    shown = path.name
+    if script is not None and path.is_relative_to(script.parent):
+        shown = str(path.relative_to(script.parent))
+    return {"overrides": place["number"], "overrides_at": f"{shown}:{place['line']}"}
 
 
 def argv_places(argv: list[str]) -> list[dict[str, Any]]:

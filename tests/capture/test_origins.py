@@ -260,7 +260,28 @@ def test_what_a_token_replaced_may_be_a_default_in_the_users_own_module(tmp_path
     assert (origin["kind"], origin["overrides"], origin["overrides_at"]) == (
         "argv",
         3e-4,
-        "trainer.py:2",
+        "proj/trainer.py:2",
     )
     # a module is only read for what a token replaced: it is never the value's origin
     assert "lr" not in find_origins({"lr": 3e-4}, [], script.resolve(), [], [module])
+
+
+def test_an_imported_modules_source_is_not_a_file_the_run_read(tmp_path, monkeypatch):
+    (tmp_path / "settings_module_under_test.py").write_text("learning_rate = 3e-4\n")
+    config = tmp_path / "train.yaml"
+    config.write_text("lr: 0.5\n")
+    exec_d = tmp_path / "override.py"
+    exec_d.write_text("learning_rate = 0.5\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    watcher = FileReadWatcher()
+    watcher.install()
+    try:
+        import settings_module_under_test  # noqa: F401
+
+        config.read_text()
+        exec(exec_d.read_text(), {})  # a configurator: read, not imported
+        read = {p.name for p in watcher.paths()}
+    finally:
+        watcher.uninstall()
+        sys.modules.pop("settings_module_under_test", None)
+    assert read == {"train.yaml", "override.py"}
