@@ -49,6 +49,7 @@ class LearningWatch:
         self._constructed = 0
         self._backward = 0
         self._steps = 0
+        self._steps_begun = 0  # an LBFGS step runs backward many times before it ends
         self._modules = ModuleWatch()
         self._clearing = ClearingWatch()
         self._coverage = Coverage()
@@ -156,10 +157,11 @@ class LearningWatch:
             self._without_optimizer(loss)
         elif not self._steps:
             self._keep_loss(loss)  # until a step is taken, the passes are the run's history
-            if self._backward in _EARLY_PASSES:
+            if self._backward in _EARLY_PASSES and not self._steps_begun:
                 self._say_early(f"backward pass {self._backward}")
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._steps_begun += 1
         self._optimizers.add(optimizer)
         self._clearing.before_step(optimizer)
         if self._steps < TRACKED_PASSES:

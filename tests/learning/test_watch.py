@@ -331,3 +331,32 @@ def test_a_watch_that_exits_right_after_a_sampled_step_leaves_no_hook():
     before = dict(module_hooks._global_forward_hooks)
     _watch(_loop(nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2)), steps=TRACKED_PASSES))
     assert dict(module_hooks._global_forward_hooks) == before
+
+
+def _said_early(loop: Callable[[], None]) -> list[str]:
+    said: list[str] = []
+    with LearningWatch(on_early=said.append):
+        loop()
+    return said
+
+
+def test_an_lbfgs_step_that_runs_backward_many_times_is_not_a_missing_step() -> None:
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 6) * 3, torch.randn(64, 1)
+    model = nn.Sequential(nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 1))
+
+    def loop() -> None:
+        optimizer = torch.optim.LBFGS(model.parameters(), max_iter=20)
+
+        def closure() -> torch.Tensor:
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            optimizer.step(closure)
+
+    assert not any("never steps" in line for line in _said_early(loop))
+    no_step = _loop(nn.Linear(6, 2), step=False, steps=12)
+    assert any("never steps" in line for line in _said_early(no_step))
