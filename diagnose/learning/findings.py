@@ -342,7 +342,8 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     if ratio is None or ratio < 0.97:
         return None
     lrs = [row.lr for row in report.history if row.lr is not None]
-    lr = f" at lr {num(lrs[0])}" if lrs else ""
+    # the most the schedule gave (a warmup starts far below what the user set)
+    lr = f" at lr {num(max(lrs))} at most" if lrs else ""
     return Symptom(
         id="lr-too-low",
         confidence=_by_length(0.85, len(curve)),

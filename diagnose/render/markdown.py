@@ -11,6 +11,7 @@ from diagnose.render.numbers import (
     optimizer_and_lr,
     safe,
     stats_of,
+    steps_seen,
     stopped_note,
     together,
     where,
@@ -70,13 +71,13 @@ def _verdict(report: Report) -> list[str]:
         stopped = stopped_note(report)
         return [
             f"**Interrupted**: {_cell(stopped or 'the run was stopped')}; no inf/nan "
-            f"seen in {report.steps_recorded} optimizer steps before it stopped.",
+            f"seen in {steps_seen(report)} before it stopped.",
             *_diverging(report),
         ]
     if report.status == "clean" or event is None:
         weak = [f"\nBut {_cell(learned.headline)}."] if learned else []
         return [
-            f"**Clean run**: no inf/nan seen in {report.steps_recorded} optimizer steps.",
+            f"**Clean run**: no inf/nan seen in {steps_seen(report)}.",
             *_diverging(report),
             *weak,
         ]

@@ -23,6 +23,7 @@ __all__ = [
     "producer_frame",
     "safe",
     "stats_of",
+    "steps_seen",
     "together",
     "where",
 ]
@@ -151,7 +152,7 @@ def learning_note(report: Report) -> LearningNote | None:
     headline = (
         f"the run stayed finite, but training is broken: {title[0].lower()}{title[1:]}"
         if broken
-        else f"{title} (a weak sign: confidence {top.confidence:.2f})"
+        else f"{title[0].lower()}{title[1:]} (a weak sign: confidence {top.confidence:.2f})"
     )
     learning = report.learning
     steps = learning.optimizer_steps if learning else report.steps_recorded
@@ -203,3 +204,13 @@ def together(report: Report) -> Together | None:
 
     command = shlex.join(["python", report.script.path, *merged])
     return Together([f.id for f in fixes], command)
+
+
+def steps_seen(report: Report) -> str:
+    """ "12 optimizer steps" -- or, for weights updated by hand (no torch optimizer), the
+    update steps the tracer counted by backward pass."""
+    steps = report.steps_recorded
+    learning = report.learning
+    by_hand = learning is not None and learning.optimizers == 0 and learning.backward_passes
+    noun = "update step" if by_hand else "optimizer step"
+    return f"{steps} {noun}{'s' if steps != 1 else ''}"

@@ -16,6 +16,7 @@ from diagnose.render.numbers import (
     producer_frame,
     safe,
     stats_of,
+    steps_seen,
     stopped_note,
     together,
     where,
@@ -121,18 +122,15 @@ def _verdict(report: Report, s: _Style) -> list[str]:
             f"  {safe(learned.basis)}",
         ]
     if report.status == "interrupted" and event is None:
-        steps = report.steps_recorded
         lines = [
             s.yellow(f"diagnose: {script}: {safe(stopped_note(report) or 'interrupted')}"),
-            f"  no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''} "
-            "before it stopped.",
+            f"  no inf/nan seen in {steps_seen(report)} before it stopped.",
         ]
         return lines + _diverging(report, s)
     if report.status == "clean" or event is None:
-        steps = report.steps_recorded
         lines = [
             s.green(f"diagnose: {script}: clean run")
-            + f" — no inf/nan seen in {steps} optimizer step{'s' if steps != 1 else ''}."
+            + f" — no inf/nan seen in {steps_seen(report)}."
         ]
         if report.exit_code:
             lines.append(f"  the script then exited with status {report.exit_code}.")
