@@ -300,9 +300,11 @@ def grad_event(
     if found is not None and found.module is None:  # born in code outside modules
         subject, tail, module, mtype = _op_subject(found.finding.op, dtype), "", None, None
     else:
-        subject, tail = _subject(module, mtype, dtype), " from finite incoming gradients"
         if found is not None and found.module is not None:
+            # the op's own module: the module backward visited before is only a guess (with
+            # residual branches, the gradient may have come down another one)
             module, mtype = found.module
+        subject, tail = _subject(module, mtype, dtype), " from finite incoming gradients"
     msg = (
         f"{_HEAD} {rec.step}, backward, {subject}: gradient {kind} w.r.t. the output of "
         f"`{name(rec.module)}`{tail}"
