@@ -100,6 +100,7 @@ FACTS: dict[str, str] = {
     "loss_trend": "growth factor of |loss| over the trend window (last / first)",
     "loss.rising_steps": "steps in a row, up to the event, where the loss rose by 10% or more",
     "loss.last_jump": "|last loss| / |the loss before it|: one step's growth",
+    "loss.points": "finite losses in the trend window",
     "grad_norm.first": "first finite gradient norm of the trend window",
     "grad_norm.last": "last finite gradient norm before the event",
     "grad_norm.max": "largest gradient norm of the trend window",
@@ -108,6 +109,7 @@ FACTS: dict[str, str] = {
     "grad_norm.rising_steps": "steps in a row, up to the event, where the gradient norm rose by "
     "10% or more",
     "grad_norm.last_jump": "last gradient norm / the one before it: one step's growth",
+    "grad_norm.points": "finite gradient norms in the trend window",
     "grad_norm.nonfinite": "a recorded gradient norm was inf or nan",
     "weight_norm_growth": "growth factor of the weight norm over the trend window (if recorded)",
     "update_ratio.max": "largest |update| / |weight| over the trend window (if recorded)",

@@ -460,6 +460,7 @@ def _series_facts(facts: Facts, values: list[float], prefix: str, trend: str) ->
     facts[trend] = _growth(values)
     facts[f"{prefix}.rising_steps"] = _rising_steps(values)
     facts[f"{prefix}.last_jump"] = _growth(values[-2:])
+    facts[f"{prefix}.points"] = len(values)
 
 
 def _summary(record: Any) -> Any:

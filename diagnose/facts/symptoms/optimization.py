@@ -136,9 +136,9 @@ def exploding_gradients(f: Facts, report: Report) -> Symptom | None:
         last_jump = f.get(f"{name}.last_jump")
         if last_jump is not None and last_jump >= jump and f.get(f"{name}.rising_steps", 0) <= 1:
             parts.append(0.75)
+            steady = " after steady steps" if f.get(f"{name}.points", 0) >= 3 else ""
             evidence.append(
-                f"the {label} jumped {num(last_jump)}x in one step after steady steps: "
-                "one huge gradient"
+                f"the {label} jumped {num(last_jump)}x in one step{steady}: one huge gradient"
             )
             break
     growth = f.get("grad_norm_growth")
