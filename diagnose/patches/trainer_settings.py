@@ -100,14 +100,19 @@ def with_top_level_key(text: str, key: str, literal: str, value: Any) -> str:
     with ``key`` set to ``value`` at the top level: the key's value rewritten where it is
     there, else a first key inserted. NoPatch unless the result parses to the same data with
     that one key set."""
-    import yaml
-
-    from diagnose import yamlsafe
-
     if text.lstrip().startswith("{"):
         changed = _json_with_key(text, key, value)
     else:
         changed = _yaml_with_top_key(text, key, literal)
+    return _checked(text, changed, key, value)
+
+
+def _checked(text: str, changed: str, key: str, value: Any) -> str:
+    """``changed``, when it parses to ``text``'s data with that one key set; else NoPatch."""
+    import yaml
+
+    from diagnose import yamlsafe
+
     try:
         before, after = yamlsafe.load(text), yamlsafe.load(changed)
     except (yaml.YAMLError, yamlsafe.YAMLLimitError) as exc:
@@ -156,9 +161,6 @@ def with_mapping_key(text: str, header_line: int, key: str, literal: str, value:
     """``text`` with ``key: literal`` in the block mapping whose ``name:`` header is on
     ``header_line`` (1-based): on the key's own line when it is there, else first in the
     mapping. NoPatch unless the result parses to the same data with that one key set."""
-    import yaml
-
-    from diagnose import yamlsafe
 
     lines = text.splitlines(keepends=True)
     if not 0 < header_line <= len(lines):
@@ -189,14 +191,7 @@ def with_mapping_key(text: str, header_line: int, key: str, literal: str, value:
         lines[existing] = new_line
     else:
         lines.insert(header_line, new_line)
-    changed = "".join(lines)
-    try:
-        before, after = yamlsafe.load(text), yamlsafe.load(changed)
-    except (yaml.YAMLError, yamlsafe.YAMLLimitError) as exc:
-        raise NoPatch(f"the config file does not parse as YAML: {exc}") from None
-    if not _only_key_set(before, after, key, value):
-        raise NoPatch("setting the key in the config file would change more than that key")
-    return changed
+    return _checked(text, "".join(lines), key, value)
 
 
 def _only_key_set(before: Any, after: Any, key: str, value: Any) -> bool:

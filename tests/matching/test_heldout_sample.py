@@ -51,12 +51,18 @@ import pytest
 
 from diagnose.matcher import Matcher
 from diagnose.records import load_records
+from tests.matching.heldout import (
+    check_expected_shipped,
+    check_figures,
+    check_held_out_from,
+    check_known_lists,
+    check_missed_known,
+)
 from tests.matching.test_real_sample import SAMPLE as REAL_SAMPLE
 from tests.matching.test_real_sample import (
     check_answer,
     check_entry,
     first_answer,
-    measure,
     with_known_wrong,
 )
 
@@ -115,10 +121,7 @@ def test_the_sample_is_large_and_mixed_enough_to_measure_by() -> None:
 
 
 def test_the_sample_is_held_out_from_the_real_sample() -> None:
-    urls = [e["url"] for e in SAMPLE]
-    assert len(set(urls)) == len(urls)
-    assert not set(urls) & {e["url"] for e in REAL_SAMPLE}
-    assert not {e["text"].strip() for e in SAMPLE} & {e["text"].strip() for e in REAL_SAMPLE}
+    check_held_out_from(SAMPLE, REAL_SAMPLE)
 
 
 @pytest.mark.parametrize("entry", SAMPLE, ids=IDS)
@@ -127,14 +130,11 @@ def test_every_entry_has_a_thread_url_and_the_pasted_text(entry: dict[str, Any])
 
 
 def test_every_expected_record_is_shipped() -> None:
-    shipped = {record.slug for record in load_records().records}
-    assert {e["expect"] for e in SAMPLE if e["expect"]} <= shipped
+    check_expected_shipped(SAMPLE)
 
 
 def test_the_known_lists_name_threads_of_the_sample() -> None:
-    urls = {e["url"] for e in SAMPLE}
-    assert set(KNOWN_WRONG) <= urls
-    assert set(KNOWN_MISSED) <= {e["url"] for e in SAMPLE if e["expect"]}
+    check_known_lists(SAMPLE, KNOWN_WRONG, KNOWN_MISSED)
 
 
 @pytest.mark.parametrize(("index", "entry"), with_known_wrong(SAMPLE, KNOWN_WRONG, IDS))
@@ -145,24 +145,9 @@ def test_no_message_gets_a_confident_wrong_answer(
 
 
 def test_every_missed_message_is_known(answers: list[str | None]) -> None:
-    missed = {
-        entry["url"]
-        for entry, got in zip(SAMPLE, answers, strict=True)
-        if entry["expect"] and got is None
-    }
-    assert missed <= set(KNOWN_MISSED), sorted(missed - set(KNOWN_MISSED))
+    check_missed_known(SAMPLE, answers, KNOWN_MISSED)
 
 
 def test_the_held_out_figures_do_not_fall(answers: list[str | None]) -> None:
-    figures = measure(answers, SAMPLE)
-    honest_share = figures.honest / figures.unlabelled
-    right_of_all = sum(1 for e, got in zip(SAMPLE, answers, strict=True) if got == e["expect"])
-    print(
-        f"\nheld-out sample of {len(SAMPLE)} messages: {figures}; "
-        f"honest no-match share {honest_share:.3f}; "
-        f"right answer (record or honest no-match) for {right_of_all} of {len(SAMPLE)}"
-    )
-    assert figures.wrong <= len(KNOWN_WRONG), str(figures)
-    assert figures.recall_at_1 >= RECALL_AT_1_FLOOR, str(figures)
-    assert figures.precision >= PRECISION_FLOOR, str(figures)
-    assert honest_share >= HONEST_NO_MATCH_FLOOR, str(figures)
+    floors = (RECALL_AT_1_FLOOR, PRECISION_FLOOR, HONEST_NO_MATCH_FLOOR)
+    check_figures("held-out sample", SAMPLE, answers, KNOWN_WRONG, floors)

@@ -15,6 +15,21 @@ from tests.patches.helpers import diff_body, report_for
 
 LIGHTNING = {"class": "Trainer", "gradient_clip_val": None}
 
+
+def _config_file(path, text: str, line: int, key: str, **extra) -> tuple:
+    """``text`` written to ``path``, and the origin that names its ``line`` as the run read it."""
+    path.write_text(text, encoding="utf-8")
+    origin = {
+        "kind": "config-file",
+        "file": str(path),
+        "line": line,
+        "key": key,
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        **extra,
+    }
+    return path, origin
+
+
 MODULE = """\
 import lightning as L
 import torch
@@ -73,16 +88,8 @@ def test_a_trainer_given_unpacked_arguments_gets_no_patch(tmp_path):
 
 
 def test_the_trainer_section_of_the_config_file_gains_the_key(tmp_path):
-    config = tmp_path / "cli.yaml"
     text = "seed_everything: 0\ntrainer:  # the Trainer\n  max_epochs: 2\n\n  logger: false\n"
-    config.write_text(text, encoding="utf-8")
-    origin = {
-        "kind": "config-file",
-        "file": str(config),
-        "line": 2,
-        "key": "trainer",
-        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-    }
+    config, origin = _config_file(tmp_path / "cli.yaml", text, 2, "trainer")
     result = _clip(tmp_path, MODULE, origin)
     assert result.file == str(config)
     assert result.file_source == (
@@ -174,16 +181,8 @@ class TestTrainingArgumentsFp16:
         assert result.argv == ["--output_dir", "o", "--bf16", "--max_steps=10"]
 
     def test_the_key_of_a_json_file(self, tmp_path):
-        config = tmp_path / "args.json"
         text = '{\n  "output_dir": "o",\n  "fp16": true\n}\n'
-        config.write_text(text, encoding="utf-8")
-        origin = {
-            "kind": "config-file",
-            "file": str(config),
-            "line": 3,
-            "key": "fp16",
-            "sha256": hashlib.sha256(text.encode()).hexdigest(),
-        }
+        _config, origin = _config_file(tmp_path / "args.json", text, 3, "fp16")
         result = self._bf16(tmp_path, "import transformers\n", origin)
         assert result.file_source == '{\n  "output_dir": "o",\n  "bf16": true\n}\n'
 
@@ -237,15 +236,7 @@ class TestTrainingArgumentsWarmup:
     def test_the_file_an_argument_parser_read_gains_the_key_at_its_top_level(
         self, tmp_path, text, expected
     ):
-        config = tmp_path / "args.json"
-        config.write_text(text, encoding="utf-8")
-        origin = {
-            "kind": "config-file",
-            "file": str(config),
-            "line": 1,
-            "key": "TrainingArguments",
-            "sha256": hashlib.sha256(text.encode()).hexdigest(),
-        }
+        config, origin = _config_file(tmp_path / "args.json", text, 1, "TrainingArguments")
         result = self._warmup(tmp_path, "import transformers\n", origin)
         assert result.file == str(config) and result.file_source == expected
 
@@ -291,17 +282,10 @@ class TestDtypeByName:
         assert diff_body(fp32)[1] == '+dtype = "float32"  # or bfloat16'
 
     def test_a_config_key_spelt_fp16_becomes_bf16_in_that_file(self, tmp_path):
-        config = tmp_path / "train.yaml"
         text = "trainer:\n  mixed_precision: fp16\n"
-        config.write_text(text, encoding="utf-8")
-        origin = {
-            "kind": "config-file",
-            "file": str(config),
-            "line": 2,
-            "key": "mixed_precision",
-            "value": "fp16",
-            "sha256": hashlib.sha256(text.encode()).hexdigest(),
-        }
+        _config, origin = _config_file(
+            tmp_path / "train.yaml", text, 2, "mixed_precision", value="fp16"
+        )
         result = self._fix(tmp_path, "import torch\n", origin)
         assert result.file_source == "trainer:\n  mixed_precision: bf16\n"
         upcast = self._fix(tmp_path, "import torch\n", origin, fix="upcast-to-fp32")
