@@ -200,13 +200,13 @@ def test_nan_in_data_ranks_sanitize_inputs_first_and_alone():
     assert "samples 113, 870" in report.fixes[0].evidence[0]
 
 
-def test_lr_too_high_ranks_lower_lr_first_then_clipping_and_no_warmup():
+def test_an_lr_far_too_high_ranks_lower_lr_first_with_no_clipping_or_warmup():
     report = analyze(lr_too_high_run())
     ids = fix_ids(report)
     assert ids[0] == "lower-learning-rate"
-    assert "enable-grad-clipping" in ids
-    assert "add-lr-warmup" not in ids  # 1000x the usual lr: no ramp makes that trainable
-    assert set(report.fixes[0].rules) >= {"lr-too-high", "exploding-gradients-unclipped"}
+    # 1000x the usual lr: each update stays lr-sized under a clip, and no ramp makes it trainable
+    assert "enable-grad-clipping" not in ids and "add-lr-warmup" not in ids
+    assert "lr-too-high" in report.fixes[0].rules
     assert any("1e3x the usual" in e or "1000x the usual" in e for e in report.fixes[0].evidence)
 
 

@@ -143,7 +143,8 @@ class TestLightningTrainer:
         assert report["config"]["lightning"]["gradient_clip_val"] is None
         assert report["config"]["grad_clip"] is None and report["config"]["lr"] == 1e4
         fixes = [fix["id"] for fix in report["fixes"]]
-        assert fixes[0] == "lower-learning-rate" and "enable-grad-clipping" in fixes
+        # 1e4 is orders of magnitude above the usual lr: a clip would leave each update as large
+        assert fixes[0] == "lower-learning-rate" and "enable-grad-clipping" not in fixes
 
     def test_the_callback_reports_the_same_as_the_command_line(self, nan_data, tmp_path):
         _, cli = nan_data
