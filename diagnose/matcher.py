@@ -69,7 +69,9 @@ MAX_SIMILAR_CHARS = 600  # of each error line, for the fuzzy comparison
 CLASS_BONUS = {"same": 0.05, "related": 0.025}
 # how far below the threshold the class bonus may lift a record the text alone leaves under it
 BELOW_THRESHOLD = 1e-6
-NOT_FATAL = ("warning", "log")  # roles of lines that do not say what stopped the run
+NOT_FATAL = ("warning", "log")
+# what similar text that cannot be the same error (see _may_be_same) counts for at most
+NOT_THE_SAME = 0.75  # roles of lines that do not say what stopped the run
 
 
 def field_of(record: Any, name: str) -> Any:
@@ -228,12 +230,13 @@ class Matcher:
                 record = self.records[i]
                 if id(record) in taken:
                     continue
-                if not self._names_present(i, line.message) or not _may_be_same(
-                    line.message, field_of(record, "errorMessage")
-                ):
+                if not self._names_present(i, line.message):
                     sim = min(sim, self.threshold - BELOW_THRESHOLD)
+                same = _may_be_same(line.message, field_of(record, "errorMessage"))
+                if not same:
+                    sim = min(sim, NOT_THE_SAME)  # a hint at most, shown well below a match
                 relation = class_relation(line.exc_class, field_of(record, "errorClass"))
-                adjusted = self._with_class(sim * line.weight, relation)
+                adjusted = self._with_class(sim * line.weight, relation if same else None)
                 if i in best and best[i][0] >= adjusted:
                     continue
                 reason = f"similar text ({sim:.2f}) to {_where(line)} `{_short(line.first_line)}`"
