@@ -8,14 +8,13 @@ and read values at snapshot time, so a training step costs a few dictionary upda
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from diagnose.capture.args import ArgparseWatcher
-from diagnose.capture.files import FileReadWatcher
+from diagnose.capture.files import FileReadWatcher, imported_module_files
 from diagnose.capture.frameworks import LightningWatcher, TransformersWatcher
 from diagnose.capture.origins import find_origins
 from diagnose.capture.patching import ErrorLog, Patcher
@@ -235,11 +234,10 @@ def _own_modules(folder: Path) -> list[Path]:
     """The Python files the run imported from the script's folder and below (the user's own
     package, not an installed one): where a project keeps its defaults."""
     found: list[Path] = []
-    for module in list(sys.modules.values()):
-        name = getattr(module, "__file__", None)
-        if not isinstance(name, str) or not name.endswith(".py"):
+    for name in imported_module_files():
+        if not name.endswith(".py"):
             continue
-        path = Path(os.path.abspath(name))  # a cheap test first: most modules are elsewhere
+        path = Path(name)
         if not path.is_relative_to(folder):
             continue
         if "site-packages" not in path.parts and ".venv" not in path.parts:

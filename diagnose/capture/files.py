@@ -74,18 +74,19 @@ class FileReadWatcher:
         modules left out (an import opens its file as any read does; a module is code, and
         a configurator run with ``exec`` is not imported)."""
         own = str(Path(__file__).resolve().parent.parent)
-        imported = _module_files()
+        imported = set(imported_module_files())
         return [
             Path(p) for p in self._paths if not p.startswith(own + os.sep) and p not in imported
         ]
 
 
-def _module_files() -> set[str]:
-    files = set()
+def imported_module_files() -> list[str]:
+    """The absolute source (or compiled) file of every imported module that has one."""
+    files = []
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None)
         if isinstance(name, str):
-            files.add(os.path.abspath(name))
+            files.append(os.path.abspath(name))
     return files
 
 

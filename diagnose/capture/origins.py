@@ -34,10 +34,11 @@ subclass's) in the script, or ``--FIELD`` tokens (``parse_args_into_dataclasses`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,12 @@ def find_origins(
     a setting's origin.
     """
     texts = _texts([*files, *([script] if script else [])])
-    defaults = {p: t for p, t in _texts(modules).items() if p not in texts}
+    module_paths = list(modules)
+
+    @functools.cache
+    def defaults() -> dict[Path, str]:  # read only when a token replaced something
+        return {p: t for p, t in _texts(module_paths).items() if p not in texts}
+
     found: dict[str, dict[str, Any]] = {}
     for setting, value in setting_values(config).items():
         origin = origin_of(setting, value, argv, script, texts, defaults)
@@ -218,7 +224,7 @@ def dtype_origin(
             if not token.startswith("--") or index + 1 >= len(argv):
                 continue
             raw, at = argv[index + 1], index + 1
-        name = key.lstrip("-+").split(".")[-1].replace("-", "_").lower()
+        name = key_name(key)
         if DTYPE_KEY.match(name) and raw.strip("'\"") in HALF_SPELLINGS:
             tokens.append({"kind": "argv", "index": at, "token": argv[at], "key": name})
     if tokens:
@@ -230,7 +236,7 @@ def dtype_origin(
         in_script = script is not None and path == script
         for number, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
             for match in DTYPE_ASSIGNMENT.finditer(line.split("#", 1)[0]):
-                name = match.group("key").split(".")[-1].replace("-", "_").lower()
+                name = key_name(match.group("key"))
                 if DTYPE_KEY.match(name):
                     places.append((in_script, path, number, name, match.group("value")))
     origin = _best_place(places, texts, None)
@@ -405,7 +411,7 @@ def origin_of(
     argv: list[str],
     script: Path | None,
     texts: dict[Path, str],
-    defaults: dict[Path, str] | None = None,
+    defaults: Callable[[], dict[Path, str]] | None = None,
 ) -> dict[str, Any] | None:
     keys = KEYS[setting]
     tokens = [t for t in argv_places(argv) if keys.match(t["key"]) and _same(t["number"], value)]
@@ -413,7 +419,7 @@ def origin_of(
         best = dict(tokens[-1])  # the last one given wins
         del best["number"]
         found = {**best, "value": value, "candidates": len(tokens)}
-        found.update(_overridden(best["key"], value, script, texts, defaults or {}))
+        found.update(_overridden(best["key"], value, script, texts, defaults or dict))
         return found
     places = []
     for path, text in texts.items():
@@ -450,26 +456,42 @@ def _overridden(
     value: float,
     script: Path | None,
     texts: dict[Path, str],
-    defaults: dict[Path, str],
+    defaults: Callable[[], dict[Path, str]],
 ) -> dict:
     """What a command-line token replaced: the other number a file the run read (else the
     script, else one of the user's own modules) gives the same key -- the value the run would
     have had without the token."""
-    places = []
-    for rank, group in enumerate((texts, defaults)):
-        for path, text in group.items():
-            in_script = script is not None and path == script
-            for place in file_places(text):
-                if place["key"] == key and not _same(place["number"], value):
-                    places.append((rank * 2 + in_script, path, place))
+    # a config file overrides the script; the user's modules are read only when neither
+    # gives the key another value
+    places = _other_values(key, value, script, texts) or _other_values(key, value, None, defaults())
     if not places:
         return {}
-    places.sort(key=lambda p: p[0])  # a config file overrides the script, the script a module
+    places.sort(key=lambda p: p[0])
     _, path, place = places[0]
     shown = path.name
     if script is not None and path.is_relative_to(script.parent):
         shown = str(path.relative_to(script.parent))
     return {"overrides": place["number"], "overrides_at": f"{shown}:{place['line']}"}
+
+
+def _other_values(
+    key: str, value: float, script: Path | None, texts: dict[Path, str]
+) -> list[tuple[bool, Path, dict[str, Any]]]:
+    """(in_script, path, place) for each place in ``texts`` that gives ``key`` a number other
+    than ``value``."""
+    found = []
+    for path, text in texts.items():
+        in_script = script is not None and path == script
+        for place in file_places(text):
+            if place["key"] == key and not _same(place["number"], value):
+                found.append((in_script, path, place))
+    return found
+
+
+def key_name(key: str) -> str:
+    """The setting a key names: its last dotted part, lower case, ``-`` read as ``_``
+    (``--trainer.learning-rate`` and ``trainer.learning_rate:`` both name ``learning_rate``)."""
+    return key.lstrip("-+").split(".")[-1].replace("-", "_").lower()
 
 
 def argv_places(argv: list[str]) -> list[dict[str, Any]]:
@@ -485,7 +507,7 @@ def argv_places(argv: list[str]) -> list[dict[str, Any]]:
             continue
         if number is None:
             continue
-        name = key.lstrip("-+").split(".")[-1].replace("-", "_").lower()
+        name = key_name(key)
         out.append({"kind": "argv", "index": at, "token": argv[at], "key": name, "number": number})
     return out
 
@@ -499,7 +521,7 @@ def file_places(text: str) -> list[dict[str, Any]]:
             number = _number(match.group(2))
             if number is None:
                 continue
-            name = match.group(1).split(".")[-1].replace("-", "_").lower()
+            name = key_name(match.group(1))
             out.append(
                 {
                     "line": line_no,

@@ -3,8 +3,8 @@
 A library warning issued with ``stacklevel=2`` (or 3, ...) names the frame that many levels
 up: its caller. When that caller is the library's own wrapped function, the wrapper stands
 between, and the warning would name ``diagnose/capture/patching.py`` instead of the user's
-line. While wrappers are installed, the warning display is routed through :func:`_relocated`,
-which moves such a warning to the first frame above the wrappers: the frame the warning names
+line. While wrappers are installed, ``warnings.showwarning`` is routed through a display that
+moves such a warning to the first frame above the wrappers: the frame the warning names
 when nothing is wrapped. Only the displayed location changes; which warnings are shown, and
 how, stays with the filters and with whatever ``showwarning`` was in place.
 """

@@ -77,6 +77,16 @@ def _changed_argv(argv: list[str], origin: Origin, literal: str) -> list[str]:
     return argv
 
 
+def held_token(ctx: PatchContext, origin: Origin) -> tuple[list[str], int]:
+    """A copy of the run's command line and the index of the token ``origin`` names, which
+    must still be there as the capture saw it (a stale or crafted origin changes nothing)."""
+    argv = list(ctx.report.script.argv)
+    index = origin.index
+    if index is None or not 0 <= index < len(argv) or argv[index] != origin.token:
+        raise NoPatch(f"the command line no longer holds {origin.token!r}")
+    return argv, index
+
+
 def origin_text(ctx: PatchContext, origin: Origin, what: str) -> tuple[Path, str]:
     """The path and text of the file an origin names: the script's own text, or a config
     file read as a regular file only (a report may name a FIFO), bounded in size."""
@@ -95,10 +105,7 @@ def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patche
     ``fp16=True`` -> ``bf16=True`` in the script."""
     old = origin.key or ""
     if origin.kind == "argv":
-        argv = list(ctx.report.script.argv)
-        index = origin.index
-        if index is None or not 0 <= index < len(argv) or argv[index] != origin.token:
-            raise NoPatch(f"the command line no longer holds {origin.token!r}")
+        argv, index = held_token(ctx, origin)
         argv[index] = f"--{new}" + argv[index][len(f"--{old}") :]
         return Patched(
             None,
@@ -135,10 +142,7 @@ def swap_dtype(
     if new is None:
         raise NoPatch(f"the dtype is spelt {old!r} at its origin, which this fix cannot rename")
     if origin.kind == "argv":
-        argv = list(ctx.report.script.argv)
-        index = origin.index
-        if index is None or not 0 <= index < len(argv) or argv[index] != origin.token:
-            raise NoPatch(f"the command line no longer holds {origin.token!r}")
+        argv, index = held_token(ctx, origin)
         key, sep, raw = argv[index].partition("=")
         argv[index] = f"{key}={raw.replace(old, new)}" if sep else argv[index].replace(old, new)
         return Patched(

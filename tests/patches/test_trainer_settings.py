@@ -42,6 +42,16 @@ class Model(L.LightningModule):
 """
 
 
+def _patched(tmp_path, fix: str, source: str, config: dict, argv: list[str] | None = None):
+    """``fix``'s patch of ``source`` (as train.py) for a report with ``config`` and ``argv``."""
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(source), encoding="utf-8")
+    report = report_for(script, config=config)
+    if argv is not None:
+        report.script.argv = argv
+    return make_patch(fix, script, report)
+
+
 def _clip(
     tmp_path,
     source: str,
@@ -50,14 +60,9 @@ def _clip(
     fix: str = "enable-grad-clipping",
     lightning: dict | None = None,
 ):
-    script = tmp_path / "train.py"
-    script.write_text(textwrap.dedent(source), encoding="utf-8")
     origins = {"lightning.Trainer": origin} if origin else {}
     config = {"lightning": lightning or LIGHTNING, "origins": origins}
-    report = report_for(script, config=config)
-    if argv is not None:
-        report.script.argv = argv
-    return make_patch(fix, script, report)
+    return _patched(tmp_path, fix, source, config, argv)
 
 
 def test_the_trainer_call_in_the_script_gains_the_argument(tmp_path):
@@ -161,13 +166,8 @@ class TestWithMappingKey:
 
 class TestTrainingArgumentsFp16:
     def _bf16(self, tmp_path, source: str, origin: dict, argv: list[str] | None = None):
-        script = tmp_path / "train.py"
-        script.write_text(source, encoding="utf-8")
         config = {"transformers": {"fp16": True}, "origins": {"fp16": origin}}
-        report = report_for(script, config=config)
-        if argv is not None:
-            report.script.argv = argv
-        return make_patch("use-bf16", script, report)
+        return _patched(tmp_path, "use-bf16", source, config, argv)
 
     def test_the_call_argument_in_the_script(self, tmp_path):
         source = 'args = TrainingArguments(output_dir="o", fp16=True)\n'
@@ -197,14 +197,9 @@ class TestTrainingArgumentsWarmup:
     their other arguments."""
 
     def _warmup(self, tmp_path, source: str, origin: dict | None, argv=None, hf=None):
-        script = tmp_path / "train.py"
-        script.write_text(source, encoding="utf-8")
         origins = {"transformers.TrainingArguments": origin} if origin else {}
         config = {"transformers": hf or {"class": "TrainingArguments"}, "origins": origins}
-        report = report_for(script, config=config)
-        if argv is not None:
-            report.script.argv = argv
-        return make_patch("add-lr-warmup", script, report)
+        return _patched(tmp_path, "add-lr-warmup", source, config, argv)
 
     def test_the_training_arguments_call_in_the_script_gains_warmup_steps(self, tmp_path):
         source = 'from transformers import TrainingArguments\nargs = TrainingArguments("o")\n'
@@ -255,13 +250,8 @@ class TestDtypeByName:
     """use-bf16 where a float16 dtype was chosen by name: the token, the file's line."""
 
     def _fix(self, tmp_path, source: str, origin: dict, argv=None, fix="use-bf16"):
-        script = tmp_path / "train.py"
-        script.write_text(source, encoding="utf-8")
         config = {"precision": "fp16-autocast", "origins": {"precision": origin}}
-        report = report_for(script, config=config)
-        if argv is not None:
-            report.script.argv = argv
-        return make_patch(fix, script, report)
+        return _patched(tmp_path, fix, source, config, argv)
 
     def test_the_token_on_the_command_line_names_bfloat16(self, tmp_path):
         origin = {"kind": "argv", "key": "dtype", "index": 1, "token": "--dtype=float16"}

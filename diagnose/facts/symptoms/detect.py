@@ -29,11 +29,8 @@ def _detectors(facts: Facts, registry: SymptomRegistry) -> list[Detector]:
     if kind == "nonfinite":
         return registry.detectors(NONFINITE)
     if kind is None:
-        return (
-            registry.detectors(FINITE, DIVERGED)
-            if diverged_finite(facts)
-            else (registry.detectors(FINITE))
-        )
+        reads = [FINITE, DIVERGED] if diverged_finite(facts) else [FINITE]
+        return registry.detectors(*reads)
     return []
 
 
