@@ -463,7 +463,12 @@ def _add_matches(report: Report, options: RunOptions) -> Report:
     if event.kind != "exception":
         from diagnose.related import related_records
 
-        report.matches = related_records(report.symptoms, records, limit=options.match_limit)
+        report.matches = related_records(
+            report.symptoms,
+            records,
+            limit=options.match_limit,
+            libraries=report.config.libraries,
+        )
         return report
     from diagnose.matcher import Matcher
 

@@ -282,6 +282,11 @@ class Config(Declared):
         "the TrainingArguments got their arguments (a setting left at its default is given "
         "there).",
     )
+    libraries: list[str] | None = Field(
+        None,
+        description="Top-level packages the run imported from outside the standard library "
+        "(a dataset record of a library is related to a diagnosis only when the run used it).",
+    )
     capture_errors: list[str] | None = None
     training_calls: TrainingCalls | None = Field(
         None, description="The user's lines that called backward, optimizer step and zero_grad."

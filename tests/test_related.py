@@ -37,3 +37,25 @@ def test_more_confident_symptoms_lead():
 def test_no_related_records_without_a_mapped_symptom():
     assert related_records([], RECORDS) == []
     assert related_records([Symptom(id="script-exception", confidence=1.0)], RECORDS) == []
+
+
+LR_HIGH = [Symptom(id="lr-too-high", confidence=0.95, title="learning rate too high")]
+
+
+def _repo(slug: str) -> str:
+    return next(r.repo for r in RECORDS if r.slug == slug)
+
+
+def test_a_run_that_used_no_other_library_is_shown_records_of_torch_only():
+    refs = related_records(LR_HIGH, RECORDS, libraries=["numpy"])
+    assert refs and {_repo(r.slug) for r in refs} == {"pytorch/pytorch"}
+
+
+def test_a_library_the_run_imported_keeps_its_records_under_any_of_its_import_names():
+    unknown = {_repo(r.slug) for r in related_records(LR_HIGH, RECORDS, limit=50)}
+    assert "Lightning-AI/pytorch-lightning" in unknown  # without what the run imported
+    for name in ("lightning", "pytorch_lightning"):
+        refs = related_records(LR_HIGH, RECORDS, limit=50, libraries=[name])
+        assert "Lightning-AI/pytorch-lightning" in {_repo(r.slug) for r in refs}
+    refs = related_records(LR_HIGH, RECORDS, limit=50, libraries=["fairseq"])
+    assert {_repo(r.slug) for r in refs} == {"pytorch/pytorch", "facebookresearch/fairseq"}

@@ -67,6 +67,17 @@ def test_script_gets_its_own_argv_main_and_path(tmp_path):
     assert report["script"]["argv"] == ["--lr", "1", "-x"]
 
 
+def test_the_report_names_the_packages_the_run_imported_outside_the_standard_library(tmp_path):
+    (tmp_path / "userlib_pkg.py").write_text("import json\n")
+    script = tmp_path / "train.py"
+    script.write_text("import torch, userlib_pkg\nprint(torch.ones(1))\n")
+    result = run_cli("--format", "json", str(script))
+    assert result.returncode == 0, result.stderr
+    libraries = json.loads(result.stdout)["config"]["libraries"]
+    assert {"torch", "userlib_pkg"} <= set(libraries)
+    assert not {"json", "sys", "diagnose"} & set(libraries)
+
+
 @pytest.mark.parametrize("exit_line", ["sys.exit(3)", "raise SystemExit(3)", "exit(3)"])
 def test_a_healthy_run_that_exits_3_is_clean_and_keeps_its_status(tmp_path, exit_line):
     script = tmp_path / "train.py"

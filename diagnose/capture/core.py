@@ -203,6 +203,7 @@ class ConfigCapture:
         # the TrainingArguments' changed values only find where they came from: they hold
         # run-specific text (a temporary output_dir), and the report keeps their names
         (config.get("transformers") or {}).pop("init_args", None)
+        self._guard("snapshot libraries", lambda: config.update(libraries=imported_libraries()))
         config["capture_errors"] = self.errors.as_list()
         return config
 
@@ -228,6 +229,19 @@ class ConfigCapture:
 
 
 MAX_OWN_MODULES = 200
+
+
+def imported_libraries() -> list[str]:
+    """The top-level packages imported so far from outside the standard library."""
+    names = {name.partition(".")[0] for name in list(sys.modules)}
+    return sorted(
+        n
+        for n in names
+        if n.isidentifier()
+        and not n.startswith("_")
+        and n not in sys.stdlib_module_names
+        and n != "diagnose"
+    )
 
 
 def _own_modules(folder: Path) -> list[Path]:

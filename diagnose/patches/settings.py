@@ -46,11 +46,14 @@ def change_setting(ctx: PatchContext, origin: Origin, new: float, what: str) -> 
         else ""
     )
     if origin.kind == "argv":
-        argv = _changed_argv(list(ctx.report.script.argv), origin, literal)
+        before = list(ctx.report.script.argv)
+        argv = _changed_argv(list(before), origin, literal)
+        index = origin.index or 0
         return Patched(
             None,
-            f"{what} {_shown(origin.value)} comes from the command-line token "
-            f"{origin.token!r}: run with {argv[origin.index or 0]!r} instead{ambiguous}",
+            f"{what} {_shown(origin.value)} comes from the command line's "
+            f"{token_words(before, index)}: run with {token_words(argv, index)} instead"
+            f"{ambiguous}",
             argv=argv,
         )
     if origin.kind not in ("config-file", "script") or not origin.file or not origin.line:
@@ -75,6 +78,16 @@ def _changed_argv(argv: list[str], origin: Origin, literal: str) -> list[str]:
     key, sep, _ = token.partition("=")
     argv[index] = f"{key}={literal}" if sep else literal
     return argv
+
+
+def token_words(argv: list[str], index: int) -> str:
+    """A token as the user typed it, quoted, with its option when it is a separate value
+    (``'--lr 1e4'``, where the token is ``1e4``)."""
+    token = argv[index]
+    flag = argv[index - 1] if index > 0 else ""
+    if "=" not in token and not token.startswith("-") and flag.startswith("--"):
+        return repr(f"{flag} {token}")
+    return repr(token)
 
 
 def held_token(ctx: PatchContext, origin: Origin) -> tuple[list[str], int]:
@@ -109,7 +122,7 @@ def swap_switch(ctx: PatchContext, origin: Origin, new: str, why: str) -> Patche
         argv[index] = f"--{new}" + argv[index][len(f"--{old}") :]
         return Patched(
             None,
-            f"{old} is turned on by the command-line token {origin.token!r}: run with "
+            f"{old} is turned on by the command line's {origin.token!r}: run with "
             f"{argv[index]!r} instead ({why})",
             argv=argv,
         )
@@ -143,12 +156,13 @@ def swap_dtype(
         raise NoPatch(f"the dtype is spelt {old!r} at its origin, which this fix cannot rename")
     if origin.kind == "argv":
         argv, index = held_token(ctx, origin)
+        before = list(argv)
         key, sep, raw = argv[index].partition("=")
         argv[index] = f"{key}={raw.replace(old, new)}" if sep else argv[index].replace(old, new)
         return Patched(
             None,
-            f"the dtype {old} comes from the command-line token {origin.token!r}: run with "
-            f"{argv[index]!r} instead ({why})",
+            f"the dtype {old} comes from the command line's {token_words(before, index)}: "
+            f"run with {token_words(argv, index)} instead ({why})",
             argv=argv,
         )
     if origin.kind not in ("config-file", "script") or not origin.line:

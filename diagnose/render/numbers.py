@@ -87,6 +87,14 @@ def optimizer_and_lr(report: Report) -> tuple[str, str]:
 
     config, learning = report.config, report.learning
     optimizer, lr = config.optimizer, num(config.lr, 3)
+    initial = config.lr_initial
+    if (
+        isinstance(initial, int | float)
+        and not isinstance(initial, bool)
+        and config.lr is not None
+        and num(initial, 3) != lr
+    ):
+        lr = f"{lr} at the last step (built with {num(initial, 3)})"  # a schedule changed it
     if (
         optimizer is None
         and learning is not None

@@ -19,11 +19,12 @@ from diagnose.tracer.window import Rec
 
 
 def frames(
-    recs: list[Rec], producer: Rec | None, limit: int, name: Namer, step: int
+    recs: list[Rec], producer: Rec | None, limit: int, name: Namer, step: int, upto: bool = True
 ) -> list[Frame]:
     """The last ``limit`` of ``recs`` (calls, oldest first), up to the producer if it is one
-    of them; ``step`` is the tracer's, to tell whether a call's weights are still its own."""
-    if producer is not None and producer in recs:
+    of them and ``upto``; ``step`` is the tracer's, to tell whether a call's weights are still
+    its own."""
+    if upto and producer is not None and producer in recs:
         recs = recs[: recs.index(producer) + 1]
     return [frame(i, rec, rec is producer, name, step) for i, rec in enumerate(recs[-limit:])]
 

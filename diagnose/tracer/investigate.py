@@ -72,16 +72,24 @@ class _Investigation:
         self.window_calls = window_calls  # the calls of the window the event is read from
         self.loss_ops = loss_ops
 
-    def frames(self, producer: Rec | None) -> list[Frame]:
+    def frames(self, producer: Rec | None, upto: bool = True) -> list[Frame]:
         recs = [*self.scene.recent, *self.window_calls]
-        return frames(recs, producer, self.scene.frames, self.name, self.scene.step)
+        return frames(recs, producer, self.scene.frames, self.name, self.scene.step, upto)
+
+    def last_call(self, module: str | None) -> Rec | None:
+        """The latest call of the module an event names, this window's before earlier ones."""
+        recs = [*self.scene.recent, *self.window_calls]
+        return next((r for r in reversed(recs) if module and self.name(r.module) == module), None)
 
     def event(
         self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], note: str | None = None
     ) -> tuple[Event, list[Frame]]:
         explained = self.explain(rec, recs, calls, note)
         self.locate(explained.event, rec, calls)
-        found = self.frames(explained.producer)
+        # A value of the backward or the update came after every forward call of its step, so
+        # its frames keep the calls after the module it names.
+        upto = explained.event.phase in ("input", "forward", "loss")
+        found = self.frames(explained.producer, upto)
         finding = explained.finding
         if finding is not None and explained.producer is None and explained.event.module is None:
             # Born in an op outside any module: its own row ends the frames table.
@@ -157,9 +165,8 @@ class _Investigation:
         if kind == "grad":
             maker = explain.grad_maker(rec, recs)
             found = self.backward_op(rec, recs, calls, self.name(maker))
-            producer = next((r for r in self.scene.recent if r.module is maker), None)
             event = explain.grad_event(rec, maker, self.name, found, note)
-            return Explained(event, producer, found.finding if found else None)
+            return Explained(event, self.last_call(event.module), found.finding if found else None)
         if kind == "scale":
             return Explained(explain.scale_event(rec, note))
         return self.parameter(rec, recs, calls, note)
@@ -215,7 +222,7 @@ class _Investigation:
         found = self.backward_op(rec, recs, calls, owner[0]) if rec.kind == "pgrad" else None
         optimizer = self.own_step(rec, target[0] if isinstance(target, tuple) else target)
         event = explain.param_event(rec, index, owner, optimizer, found, note)
-        return Explained(event, None, found.finding if found else None)
+        return Explained(event, self.last_call(event.module), found.finding if found else None)
 
     def backward_op(
         self, rec: Rec, recs: list[Rec], calls: dict[int, Rec], module: str | None

@@ -403,7 +403,7 @@ def _returned(value: str | None, gradient: tuple[str, str] | None) -> str:
         return f" and returned {value or 'a finite value'}"
     node, kind = gradient
     if value is None:
-        return f"; its gradient ({node}) is {kind} for a finite incoming gradient (1)"
+        return f"; its gradient ({node}) is {kind} for an incoming gradient of ones"
     return (
         f" and returned {value}, which later ops discarded (the loss stayed finite); its "
         f"gradient ({node}) is {kind} there: 0 times an infinite derivative"

@@ -159,3 +159,5 @@ def test_a_too_low_lr_from_a_token_is_raised_on_the_command_line(tmp_path):
     result = make_patch("raise-learning-rate", script, report)
     assert result.argv == ["--lr", "20.0", "--epochs", "1"], result.note
     assert "the script's default of --lr" in result.note
+    # a separate value is named with its option, as the user typed both
+    assert "command line's '--lr 1e-5': run with '--lr 20.0' instead" in result.note

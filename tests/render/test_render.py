@@ -152,6 +152,17 @@ def test_exception_on_a_rank_says_which_rank():
     assert "on rank 1" in render(report, "markdown")
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_an_lr_a_schedule_changed_is_shown_beside_the_lr_the_optimizer_was_built_with(fmt):
+    report = nonfinite_report()
+    report.config = report.config.model_validate(
+        {**report.config.model_dump(), "lr": 39.6, "lr_initial": 1000.0}
+    )
+    assert "lr 39.6 at the last step (built with 1000)" in render(report, fmt).replace(":", "")
+    report.config = report.config.model_validate({**report.config.model_dump(), "lr": 1000.0})
+    assert "built with" not in render(report, fmt)
+
+
 def test_framework_config_and_its_notes_are_shown():
     report = nonfinite_report()
     report.config = report.config.model_validate(

@@ -206,3 +206,23 @@ def test_the_engine_ranks_the_guard_for_that_op_first(name):
         )
     )
     assert [f.id for f in report.fixes][:1] == [FIX_FOR[name]], report.symptoms
+
+
+@pytest.mark.parametrize("detail_every", [1, 16])
+def test_a_gradient_event_frames_its_own_step_and_marks_the_module_it_names(detail_every):
+    torch.manual_seed(0)
+    model = nn.Sequential(_Normalise(), nn.Linear(4, 4), nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    y = torch.randn(8, 1)
+    with pytest.raises(NonFiniteDetected) as caught, Tracer(detail_every=detail_every):
+        for step in range(4):
+            x = _batch() if step == 3 else torch.randn(8, 4)
+            opt.zero_grad()
+            F.mse_loss(model(x), y).backward()
+            opt.step()
+    event, frames = caught.value.event, caught.value.frames
+    assert (event.step, event.phase) == (3, "backward")
+    marked = [f for f in frames if f.producer]
+    assert [(f.step, f.module) for f in marked] == [(3, event.module)]
+    # The forward calls after the one it names ran before the backward that met the value.
+    assert frames[-1].step == 3 and frames[-1].module != event.module
