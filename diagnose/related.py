@@ -4,8 +4,9 @@ A non-finite event is not an exception, so the matcher has no text to work on; y
 root cause is what other tools report as DebugUnderflowOverflow aborts, anomaly-mode errors,
 loss-scaler messages or a framework's nan checks. Each symptom declares its dataset tags where
 it is defined (``@symptom(..., related_tags=[...])`` in ``diagnose.facts.symptoms``); records
-sharing more of them, for more confident symptoms, rank higher; a record shares two at least
-(or the one a symptom declares), and belongs to torch or a library the run imported.
+sharing more of them, for more confident symptoms, rank higher. A record shares two at least (or
+the one a symptom declares), one of them more than "nan", and belongs to torch or a library
+the run imported.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ def load_related_tags() -> dict[str, list[str]]:
 
     return REGISTRY.related_tags()
 
+
+# Tags every kind of non-finite record carries: shared alone, they relate nothing.
+GENERIC_TAGS = frozenset({"nan", "inf", "numerical-stability"})
 
 # Repositories whose package is imported under another name than the repository's.
 _IMPORT_NAMES: dict[str, tuple[str, ...]] = {
@@ -64,7 +68,7 @@ def related_records(
         best: tuple[float, Symptom, list[str]] | None = None
         for symptom, tags in wanted:
             shared = [t for t in tags if t in record_tags]
-            if len(shared) < min(2, len(tags)):  # one generic tag ("nan") alone relates nothing
+            if len(shared) < min(2, len(tags)) or set(shared) <= GENERIC_TAGS:
                 continue
             score = symptom.confidence * len(shared) / len(tags)
             if best is None or score > best[0]:

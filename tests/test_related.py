@@ -59,3 +59,11 @@ def test_a_library_the_run_imported_keeps_its_records_under_any_of_its_import_na
         assert "Lightning-AI/pytorch-lightning" in {_repo(r.slug) for r in refs}
     refs = related_records(LR_HIGH, RECORDS, limit=50, libraries=["fairseq"])
     assert {_repo(r.slug) for r in refs} == {"pytorch/pytorch", "facebookresearch/fairseq"}
+
+
+def test_generic_tags_alone_relate_no_record():
+    nan_input = Symptom(id="nonfinite-input", confidence=0.95)
+    tags = set(load_related_tags()["nonfinite-input"])
+    for ref in related_records([nan_input], RECORDS, limit=50):
+        record = next(r for r in RECORDS if r.id == ref.record_id)
+        assert (set(record.tags) & tags) - {"nan", "inf", "numerical-stability"}, ref.slug
