@@ -7,8 +7,9 @@ under transformers' ``fp16=True`` it turns ``bf16`` on where ``fp16`` was turned
 chosen by name (``--dtype=float16``, a configurator's ``dtype = 'float16'``) is named
 ``bfloat16`` there.
 upcast-to-fp32 computes the loss line in float32 when the event was born in the loss, and
-otherwise takes the script back to float32. raise-adam-eps gives Adam
-an eps that float16 can hold.
+otherwise takes the script back to float32. raise-adam-eps gives Adam an eps that float16
+can hold, where the run's eps came from (a flag, a config file, the script's optimizer call,
+the TrainingArguments' ``adam_epsilon``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
-from diagnose.patches.settings import origin_of, swap_dtype, swap_switch
+from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of, swap_dtype, swap_switch
 from diagnose.patches.source import NoPatch, code_of, dotted, number, with_keyword
-from diagnose.patches.trainer_settings import add_trainer_argument
+from diagnose.patches.trainer_settings import add_trainer_argument, add_training_argument
 
 HALF_DTYPES = {"float16", "half"}
 # The smallest positive float16 is ~6e-8: an eps of 1e-8 rounds to 0. 1e-4 is well inside the
@@ -86,8 +87,20 @@ def upcast_to_fp32(ctx: PatchContext) -> Patched:
 
 @patcher("raise-adam-eps")
 def raise_adam_eps(ctx: PatchContext) -> Patched:
+    """eps where the run's came from when it came from outside the script (a flag, a config
+    file); else each Adam call of the script; else the TrainingArguments' ``adam_epsilon``."""
+    why = "float16 rounds the default 1e-8 to 0, so Adam's update divided by 0"
+    origin = origin_of(ctx, "eps")
+    if origin is not None and origin.kind in ELSEWHERE:
+        patched = change_setting(ctx, origin, float(FP16_ADAM_EPS), "eps")
+        patched.note = f"{patched.note}: {why}"
+        return patched
     script = ctx.script
     calls = [c for c in script.optimizer_calls() if dotted(c.func).split(".")[-1] in ADAMS]
+    if not calls and ctx.report.config.transformers is not None:
+        patched = add_training_argument(ctx, "adam_epsilon", float(FP16_ADAM_EPS))
+        patched.note = f"{patched.note}: {why}"
+        return patched
     if not calls:
         raise NoPatch("no Adam-family optimizer is constructed in the script")
     edit = ctx.edit()
@@ -97,10 +110,7 @@ def raise_adam_eps(ctx: PatchContext) -> Patched:
             edit.replace(call, with_keyword(call, "eps", FP16_ADAM_EPS))
         elif number(eps.value) is None or number(eps.value) < float(FP16_ADAM_EPS):
             edit.replace(eps.value, FP16_ADAM_EPS)
-    return Patched(
-        edit.result(),
-        f"eps={FP16_ADAM_EPS}: float16 rounds the default 1e-8 to 0, so Adam's update divided by 0",
-    )
+    return Patched(edit.result(), f"eps={FP16_ADAM_EPS}: {why}")
 
 
 def _swap_half(ctx: PatchContext, edit, dtype: str, method: str) -> int:

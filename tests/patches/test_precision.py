@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.patches.helpers import diff_body, patch
+from diagnose.patches import make_patch
+from tests.patches.helpers import diff_body, patch, report_for
 
 
 def test_bf16_replaces_every_float16_spelling(tmp_path):
@@ -140,3 +141,37 @@ def test_loss_scaling_refuses_a_half_model(tmp_path):
     """,
     )
     assert result.diff is None and "cannot unscale float16 gradients" in result.note
+
+
+def test_adam_eps_given_on_the_command_line_is_raised_there(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import argparse, torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--adam_eps', type=float, default=1e-6)\nargs = p.parse_args()\n"
+        "opt = torch.optim.Adam(m.parameters(), eps=args.adam_eps)\n"
+    )
+    origin = {"kind": "argv", "token": "1e-8", "index": 1, "key": "adam_eps", "value": 1e-8}
+    report = report_for(script, config={"origins": {"eps": origin}})
+    report.script.argv = ["--adam_eps", "1e-8"]
+    result = make_patch("raise-adam-eps", script, report)
+    assert result.argv == ["--adam_eps", "0.0001"] and result.diff is None, result.note
+    assert "'--adam_eps 1e-8': run with '--adam_eps 0.0001'" in result.note
+
+
+def test_adam_eps_of_transformers_trainer_is_its_adam_epsilon_argument(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from transformers import Trainer, TrainingArguments\n"
+        "args = TrainingArguments(output_dir='o', learning_rate=1e-4)\n"
+        "Trainer(model=m, args=args).train()\n"
+    )
+    where = {"kind": "script", "file": str(script), "line": 2, "key": "TrainingArguments"}
+    config = {
+        "transformers": {"learning_rate": 1e-4},
+        "origins": {"transformers.TrainingArguments": where},
+    }
+    result = make_patch("raise-adam-eps", script, report_for(script, config=config))
+    assert diff_body(result) == [
+        "-args = TrainingArguments(output_dir='o', learning_rate=1e-4)",
+        "+args = TrainingArguments(output_dir='o', learning_rate=1e-4, adam_epsilon=0.0001)",
+    ]
