@@ -78,6 +78,25 @@ def test_the_report_names_the_packages_the_run_imported_outside_the_standard_lib
     assert not {"json", "sys", "diagnose"} & set(libraries)
 
 
+def test_a_model_updated_by_hand_still_tells_the_runs_precision(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "def main():\n"
+        "    model = torch.nn.Linear(3, 1).double()\n"
+        "    for _ in range(3):\n"
+        "        model.zero_grad()\n"
+        "        model(torch.randn(4, 3, dtype=torch.float64)).pow(2).mean().backward()\n"
+        "        with torch.no_grad():\n"
+        "            for p in model.parameters():\n"
+        "                p -= 0.1 * p.grad\n"
+        "main()\n"
+    )
+    result = run_cli("--format", "json", str(script))
+    config = json.loads(result.stdout)["config"]
+    assert (config["precision"], config["param_dtypes"]) == ("fp64", {"float64": 4})
+
+
 @pytest.mark.parametrize("exit_line", ["sys.exit(3)", "raise SystemExit(3)", "exit(3)"])
 def test_a_healthy_run_that_exits_3_is_clean_and_keeps_its_status(tmp_path, exit_line):
     script = tmp_path / "train.py"

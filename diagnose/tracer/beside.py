@@ -12,6 +12,7 @@ reason to stop a run: a capture that cannot be made or read leaves the config un
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from typing import Any
 
 from diagnose.report import Config
@@ -36,12 +37,14 @@ class CapturedConfig:
             with contextlib.suppress(Exception):
                 self.capture.uninstall()
 
-    def config(self) -> Config:
-        """The captured config as the report's model; unknown when there is none."""
+    def config(self, modules: Iterable[Any] = ()) -> Config:
+        """The captured config as the report's model; unknown when there is none.
+        ``modules``: the models the tracer saw run, whose parameters tell the precision of a
+        run that updates its weights by hand (no optimizer holds them)."""
         if self.capture is None:
             return Config()
         try:
-            return Config.model_validate(self.capture.snapshot())
+            return Config.model_validate(self.capture.snapshot(list(modules)))
         except Exception:
             return Config()
 

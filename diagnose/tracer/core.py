@@ -729,7 +729,7 @@ class Tracer:
             event=self.event,
             frames=self.event_frames if self.event is not None else self._frames(),
             history=list(self.history),
-            config=self.config.config() if self.config is not None else Config(),
+            config=self.config.config(self._names.roots) if self.config is not None else Config(),
             warnings=list(self._faults),
             history_note=self._rows.note(),
         )
