@@ -307,7 +307,7 @@ def grad_event(
         subject, tail = _subject(module, mtype, dtype), " from finite incoming gradients"
     msg = (
         f"{_HEAD} {rec.step}, backward, {subject}: gradient {kind} w.r.t. the output of "
-        f"`{name(rec.module)}`{tail}"
+        f"`{name(rec.module)}` ({type(rec.module).__name__}){tail}"
     )
     return _event(
         msg,

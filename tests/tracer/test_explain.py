@@ -57,7 +57,7 @@ def test_a_gradient_born_in_an_op_outside_modules_names_the_op_and_no_module():
     event = explain.grad_event(rec, torch.nn.Linear(2, 2), _names, found)
     assert event.message.startswith(
         "first non-finite: step 2, backward, op `div` (float32): gradient nan w.r.t. the "
-        "output of `encoder.act`; born in the backward of op `div` at train.py:12"
+        "output of `encoder.act` (Tanh); born in the backward of op `div` at train.py:12"
     )
     assert "incoming" not in event.message
     assert (event.module, event.module_type, event.op_value) == (None, None, None)
@@ -70,7 +70,7 @@ def test_a_gradient_found_inside_a_module_names_that_module():
     # the module backward visited before (a Linear) is only a guess: the op's module is named
     event = explain.grad_event(rec, torch.nn.Linear(2, 2), _names, found)
     assert (
-        "`encoder.norm` (LayerNorm, float32): gradient -inf w.r.t. the output of `encoder.act` "
+        "`encoder.norm` (LayerNorm, float32): gradient -inf w.r.t. the output of `encoder.act` (Tanh) "
         "from finite " in event.message
     )
     assert (event.module, event.module_type) == ("encoder.norm", "LayerNorm")

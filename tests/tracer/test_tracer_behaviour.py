@@ -480,4 +480,4 @@ def test_a_gradient_made_by_a_module_with_parameters_is_blamed_on_it_not_on_its_
         opt.step()
     event = caught.value.event
     assert (event.phase, event.module, event.module_type) == ("backward", "2", "Linear")
-    assert "w.r.t. the output of `1`" in event.message
+    assert "w.r.t. the output of `1` (ReLU)" in event.message
