@@ -276,8 +276,8 @@ class Config(Declared):
     )
     origins: dict[str, Origin] | None = Field(
         None,
-        description='setting ("lr", "grad_clip.max", "eps", a switch that is on: "fp16", a '
-        'float16 dtype chosen by name: "precision") -> where the run\'s value came from; '
+        description='setting ("lr", "grad_clip.max", "eps", "weight_decay", a switch that is '
+        'on: "fp16", a float16 dtype chosen by name: "precision") -> where the run\'s value came from; '
         '"lightning.Trainer" / "transformers.TrainingArguments": where the Lightning Trainer / '
         "the TrainingArguments got their arguments (a setting left at its default is given "
         "there).",

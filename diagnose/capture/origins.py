@@ -51,6 +51,7 @@ KEYS = {
         r"gradient_clip_val|clip_norm|max_norm|clip)$"
     ),
     "eps": re.compile(r"^(?:\w*_)?(?:eps|epsilon)$"),
+    "weight_decay": re.compile(r"^(?:\w*_)?(?:weight_decay|wd)$"),
 }
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _ASSIGNMENT = re.compile(
@@ -79,6 +80,8 @@ def setting_values(config: dict[str, Any]) -> dict[str, float]:
     groups = config.get("param_groups") or []
     if groups and isinstance(groups[0], dict):
         values["eps"] = groups[0].get("eps")
+        decay = _number(groups[0].get("weight_decay"))
+        values["weight_decay"] = decay if decay else None  # a decay of 0 has no origin to find
     return {k: float(v) for k, v in values.items() if _number(v) is not None}
 
 

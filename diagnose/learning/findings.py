@@ -43,10 +43,19 @@ TITLES = {
     "dying-relus": "Most ReLU units output only zeros",
     "saturated-activations": "The tanh/sigmoid inputs sit in their flat tails",
     "vanishing-gradients": "The gradient vanishes before it reaches the first layers",
+    "weight-decay-too-strong": "Weight decay erases the weights faster than they learn",
 }
 DEAD = 0.7  # share of exact zeros out of a ReLU that calls it dying (DeepDiagnosis's bound)
 SATURATED_SHARE = 0.5  # share of tanh/sigmoid inputs beyond +-5
 VANISHED = 1e-3  # first layer's gradient norm over the last layer's
+# The share of its size decoupled (or SGD's) weight decay takes off each weight per step, lr x
+# weight_decay, that calls it too strong: at 1% a weight the gradients leave alone halves in
+# about 70 steps (torch's AdamW defaults, lr 1e-3 and weight_decay 1e-2, take 1e-5).
+STRONG_DECAY = 1e-2
+# Optimizers whose coupled weight decay is added to the gradient before it is normalised:
+# there a penalty coefficient of 1 or more outweighs any usual loss gradient.
+ADAPTIVE = frozenset({"Adam", "NAdam", "RAdam", "Adamax", "RMSprop", "Adagrad", "Adadelta"})
+STRONG_COUPLED = 1.0
 
 Detector = Callable[[Learning, Report], Symptom | None]
 
@@ -79,6 +88,8 @@ def _first_causes(learning: Learning, report: Report) -> list[Symptom]:
     """Raw inputs explain a loss stuck at chance; either explains nothing about each other's
     fix, so the input scale is judged first and the chance level only without it."""
     found = [s for s in (unnormalized(learning, report), lr_too_low(learning, report)) if s]
+    if not found:  # decay that erases the weights explains every flat curve below
+        found = [s for s in [decay_too_strong(learning, report)] if s]
     if not found:  # raw inputs saturate activations: that is the inputs' story
         found = [s for detect in ACTIVITY if (s := detect(learning, report)) is not None]
     if not found:  # dead or saturated units explain a vanished gradient
@@ -352,6 +363,58 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
             f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
         ],
     )
+
+
+def decay_too_strong(learning: Learning, report: Report) -> Symptom | None:
+    """Weight decay so strong that it pulls the weights to 0 faster than the gradients move
+    them: lr x weight_decay of a decoupled decay (AdamW) or SGD's at 1% per step or more, a
+    coupled decay of an adaptive optimizer (Adam's ``weight_decay``) of 1 or more."""
+    stalled = _stalled(learning, report)
+    if stalled is None:
+        return None
+    lrs = [row.lr for row in report.history if row.lr is not None and row.lr > 0]
+    worst: tuple[float, str] | None = None
+    for optimizer in report.config.optimizers or []:
+        name = optimizer.name or "the optimizer"
+        for group in optimizer.param_groups or []:
+            wd, lr = _positive(group.weight_decay), _positive(group.lr)
+            if wd is None or lr is None:
+                continue
+            lr = max([lr, *lrs])  # the most the schedule gave
+            decoupled = name == "AdamW" or (group.model_extra or {}).get("decoupled_weight_decay")
+            if decoupled or name not in ADAPTIVE:
+                rate = lr * wd
+                if rate >= STRONG_DECAY and (worst is None or rate > worst[0]):
+                    kind = "decoupled decay" if decoupled else "an L2 term in the update"
+                    worst = (
+                        rate,
+                        f"{name}'s weight_decay {num(wd)} at lr {num(lr)} takes {rate:.0%} of "
+                        f"every weight's size off each step ({kind}: w -= lr * weight_decay * "
+                        "w), faster than the gradients can build it up",
+                    )
+            elif wd >= STRONG_COUPLED and (worst is None or worst[0] < STRONG_DECAY):
+                worst = (
+                    STRONG_DECAY,
+                    f"{name}'s coupled weight_decay {num(wd)} adds {num(wd)} x w to every "
+                    "gradient before it is normalised, which outweighs the loss's own gradient "
+                    "and pulls each weight to 0",
+                )
+    if worst is None:
+        return None
+    rate, why = worst
+    return Symptom(
+        id="weight-decay-too-strong",
+        confidence=_by_length(
+            0.85 if rate >= 5 * STRONG_DECAY else 0.7, len(loss_curve(learning, report))
+        ),
+        evidence=[f"{why}; {stalled}"],
+    )
+
+
+def _positive(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
 
 
 def dying_relus(learning: Learning, report: Report) -> Symptom | None:

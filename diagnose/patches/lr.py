@@ -164,15 +164,16 @@ def _lower_flag(ctx: PatchContext, dest: str, edit) -> Patched:
 
 def argparse_default_number(script: Script, dest: str) -> float | None:
     """The numeric ``default=`` of the script's ``add_argument`` for ``dest``."""
-    default = _argparse_default_in(script, dest)
+    default = argparse_default_arg(script, dest)
     return None if default is None else number(default.value)
 
 
 def _argparse_default(ctx: PatchContext, dest: str) -> cst.Arg | None:
-    return _argparse_default_in(ctx.script, dest)
+    return argparse_default_arg(ctx.script, dest)
 
 
-def _argparse_default_in(script: Script, dest: str) -> cst.Arg | None:
+def argparse_default_arg(script: Script, dest: str) -> cst.Arg | None:
+    """The ``default=`` argument of the script's ``add_argument`` for ``dest``, if a number."""
     for call in script.calls("add_argument"):
         options = [
             a.value.evaluated_value

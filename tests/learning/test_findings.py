@@ -151,3 +151,42 @@ def test_a_run_with_an_event_gets_no_learning_finding() -> None:
     report = _report(Learning(backward_passes=5, optimizers=1))
     report.status = "nonfinite"
     assert detect_learning_symptoms(report) == []
+
+
+def _with_optimizer(report: Report, name: str, lr: float, wd: float, **group) -> Report:
+    report.config = report.config.model_validate(
+        {
+            "optimizer": name,
+            "lr": lr,
+            "optimizers": [
+                {"class": name, "param_groups": [{"lr": lr, "weight_decay": wd, **group}]}
+            ],
+        }
+    )
+    return report
+
+
+FLAT = [1.61 + 0.01 * math.sin(i) for i in range(200)]
+
+
+def test_a_decay_that_takes_a_share_of_each_weight_per_step_explains_a_flat_loss() -> None:
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=5)]
+    adamw = _with_optimizer(_report(evidence, FLAT), "AdamW", 1e-2, 50.0)
+    found = detect_learning_symptoms(adamw)
+    assert [s.id for s in found] == ["weight-decay-too-strong"]  # not labels at chance
+    assert "takes 50% of every weight's size off each step" in found[0].evidence[0]
+    sgd = _with_optimizer(_report(evidence, FLAT), "SGD", 0.1, 0.2)
+    assert _ids(sgd) == ["weight-decay-too-strong"]  # SGD's L2 term: lr x wd = 2% a step
+    coupled = _with_optimizer(_report(evidence, FLAT), "Adam", 1e-3, 5.0)
+    assert _ids(coupled) == ["weight-decay-too-strong"]  # outweighs the normalised gradient
+
+
+def test_usual_decays_and_runs_that_learn_have_no_decay_finding() -> None:
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=5)]
+    for name, lr, wd in [("AdamW", 1e-3, 0.1), ("SGD", 0.1, 5e-4), ("Adam", 1e-3, 1e-2)]:
+        report = _with_optimizer(_report(evidence, FLAT), name, lr, wd)
+        assert "weight-decay-too-strong" not in _ids(report), name
+    falling = [1.61 * math.exp(-i / 50) + 0.05 for i in range(200)]
+    assert _ids(_with_optimizer(_report(evidence, falling), "AdamW", 1e-2, 50.0)) == []

@@ -30,6 +30,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "dying-relus": ("initialization", "learning-rate"),
     "saturated-activations": ("initialization",),
     "vanishing-gradients": ("gradients", "initialization"),
+    "weight-decay-too-strong": ("optimizer", "learning-rate"),
 }
 
 

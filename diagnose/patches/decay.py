@@ -1,0 +1,109 @@
+"""lower-weight-decay: the weight decay set where the run got it, to a size that trains.
+
+The decay comes from a command-line token or a config file the run read (``config.origins``),
+from the ``weight_decay=`` of the script's optimizer call (a literal, a module constant, an
+argparse default), or, under transformers' Trainer, from its ``TrainingArguments``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+
+from diagnose.learning.findings import ADAPTIVE
+from diagnose.patches.context import PatchContext, Patched
+from diagnose.patches.lr import argparse_default_arg
+from diagnose.patches.registry import patcher
+from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
+from diagnose.patches.source import NoPatch, format_number, number
+from diagnose.patches.trainer_settings import add_training_argument
+
+# the share of a weight's size the decay may take off per step (torch's AdamW defaults: 1e-5)
+TARGET_SHARE = 1e-4
+
+
+def lowered_decay(ctx: PatchContext) -> tuple[float, float]:
+    """The run's weight decay (its largest) and the value to set: lr x weight_decay down to
+    ``TARGET_SHARE`` per step, at least tenfold lower; a coupled decay under an adaptive
+    optimizer a hundredfold lower, at most ``TARGET_SHARE``."""
+    lrs = [r.lr for r in ctx.report.history if r.lr is not None and r.lr > 0]
+    best: tuple[float, float] | None = None
+    for optimizer in ctx.report.config.optimizers or []:
+        for group in optimizer.param_groups or []:
+            wd, lr = group.weight_decay, group.lr
+            if not _positive(wd) or not _positive(lr):
+                continue
+            lr = max([float(lr), *lrs])
+            decoupled = optimizer.name == "AdamW" or (group.model_extra or {}).get(
+                "decoupled_weight_decay"
+            )
+            if decoupled or optimizer.name not in ADAPTIVE:
+                new = min(wd / 10, TARGET_SHARE / lr)
+            else:
+                new = min(wd / 100, TARGET_SHARE)
+            if best is None or wd > best[0]:
+                best = (float(wd), float(f"{new:.1g}"))
+    if best is None:
+        raise NoPatch("the run's weight decay is not known")
+    return best
+
+
+@patcher("lower-weight-decay")
+def lower_weight_decay(ctx: PatchContext) -> Patched:
+    current, new = lowered_decay(ctx)
+    origin = origin_of(ctx, "weight_decay")
+    if origin is not None and origin.kind in ELSEWHERE:
+        return change_setting(ctx, origin, new, "weight_decay")
+    script = ctx.script
+    calls = script.optimizer_calls()
+    if not calls and ctx.report.config.transformers is not None:
+        return add_training_argument(ctx, "weight_decay", new)
+    edit = ctx.edit()
+    changed = []
+    for call in calls:
+        arg = script.keyword(call, "weight_decay")
+        if arg is None:
+            continue
+        target, where = _number_node(ctx, arg.value)
+        if target is not None and math.isclose(number(target) or 0.0, current, rel_tol=1e-6):
+            edit.replace(target, format_number(new))
+            changed.append(where or f"the optimizer call on line {script.line(call)}")
+    if not changed:
+        raise NoPatch(
+            f"no optimizer call in the script sets weight_decay={format_number(current)}: "
+            f"set it to {format_number(new)} where it is set"
+        )
+    return Patched(
+        edit.result(),
+        f"weight_decay {format_number(current)} -> {format_number(new)} in "
+        f"{', '.join(dict.fromkeys(changed))}: each step then takes lr x {format_number(new)} "
+        "of every weight's size off it",
+    )
+
+
+def _number_node(
+    ctx: PatchContext, value: cst.BaseExpression
+) -> tuple[cst.BaseExpression | None, str | None]:
+    """The literal a ``weight_decay=`` value is, and where it is when not in the call: itself,
+    the number a module constant holds, or an argparse flag's default (``args.wd``)."""
+    if number(value) is not None:
+        return value, None
+    if isinstance(value, cst.Name):
+        assign = ctx.script.module_assignment(value.value)
+        if assign is not None and number(assign.value) is not None:
+            return assign.value, f"`{value.value} = ...` on line {ctx.script.line(assign)}"
+        return None, None
+    if isinstance(value, cst.Attribute):
+        dest = value.attr.value
+        given = (ctx.report.config.args_given or {}).get(dest)
+        if given and given != "positional":
+            return None, None  # the command line set it: its origin says where
+        default = argparse_default_arg(ctx.script, dest)
+        if default is not None:
+            return default.value, f"the default of --{dest.replace('_', '-')}"
+    return None, None
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0

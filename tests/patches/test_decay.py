@@ -1,0 +1,90 @@
+"""lower-weight-decay: the decay set where the run got it, to lr x weight_decay of 1e-4."""
+
+from __future__ import annotations
+
+from diagnose.patches import make_patch
+from tests.patches.helpers import diff_body, patch, report_for
+
+
+def _config(name: str = "AdamW", lr: float = 1e-2, wd: float = 50.0, **more) -> dict:
+    groups = [{"lr": lr, "weight_decay": wd}, {"lr": lr, "weight_decay": 0.0}]
+    return {"optimizer": name, "optimizers": [{"class": name, "param_groups": groups}], **more}
+
+
+def test_the_literal_in_the_optimizer_call_is_lowered_to_a_share_of_1e_4_per_step(tmp_path):
+    result = patch(
+        tmp_path,
+        "lower-weight-decay",
+        "import torch\nopt = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=50.0)\n",
+        config=_config(),
+    )
+    assert diff_body(result) == [
+        "-opt = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=50.0)",
+        "+opt = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=0.01)",
+    ]
+
+
+def test_a_module_constant_or_a_flag_default_is_changed_where_it_is_set(tmp_path):
+    constant = patch(
+        tmp_path,
+        "lower-weight-decay",
+        "import torch\nWD = 0.5\nopt = torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=WD)\n",
+        config=_config("SGD", 0.1, 0.5),
+    )
+    assert diff_body(constant) == ["-WD = 0.5", "+WD = 0.001"]
+    assert "`WD = ...` on line 2" in constant.note
+    flag = patch(
+        tmp_path,
+        "lower-weight-decay",
+        """
+        import argparse, torch
+        p = argparse.ArgumentParser()
+        p.add_argument("--weight-decay", type=float, default=50.0)
+        args = p.parse_args()
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=args.weight_decay)
+        """,
+        config=_config(),
+    )
+    assert diff_body(flag) == [
+        '-p.add_argument("--weight-decay", type=float, default=50.0)',
+        '+p.add_argument("--weight-decay", type=float, default=0.01)',
+    ]
+    assert "the default of --weight-decay" in flag.note
+
+
+def test_a_decay_given_on_the_command_line_is_lowered_there(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n")
+    origin = {"kind": "argv", "token": "--wd=30", "index": 0, "key": "wd", "value": 30.0}
+    report = report_for(script, config=_config(wd=30.0, origins={"weight_decay": origin}))
+    report.script.argv = ["--wd=30", "--epochs", "2"]
+    result = make_patch("lower-weight-decay", script, report)
+    assert result.argv == ["--wd=0.01", "--epochs", "2"] and result.diff is None, result.note
+
+
+def test_under_transformers_trainer_it_is_the_training_arguments_weight_decay(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from transformers import TrainingArguments\n"
+        "args = TrainingArguments(output_dir='o', weight_decay=30.0)\n"
+    )
+    where = {"kind": "script", "file": str(script), "line": 2, "key": "TrainingArguments"}
+    config = _config(
+        lr=5e-5, wd=30.0, transformers={}, origins={"transformers.TrainingArguments": where}
+    )
+    result = make_patch("lower-weight-decay", script, report_for(script, config=config))
+    assert diff_body(result) == [
+        "-args = TrainingArguments(output_dir='o', weight_decay=30.0)",
+        "+args = TrainingArguments(output_dir='o', weight_decay=2.0)",  # 5e-5 x 2 = 1e-4
+    ]
+
+
+def test_a_decay_the_script_does_not_spell_gets_no_patch(tmp_path):
+    result = patch(
+        tmp_path,
+        "lower-weight-decay",
+        "import torch\nopt = torch.optim.AdamW(groups, lr=1e-2)\n",
+        config=_config(),
+    )
+    assert result.diff is None
+    assert "no optimizer call in the script sets weight_decay=50" in result.note
