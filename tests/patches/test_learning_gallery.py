@@ -53,9 +53,17 @@ LEARNING = {
         ]
     },
     "silent_tiny_lr.py": {},
+    "silent_weight_decay_flag.py": {},
 }
 # script -> the config the patcher reads besides (what the capture records of that run)
-CONFIG = {"silent_tiny_lr.py": {"optimizer": "Adam", "lr": 1e-9, "lr_initial": 1e-9}}
+CONFIG = {
+    "silent_tiny_lr.py": {"optimizer": "Adam", "lr": 1e-9, "lr_initial": 1e-9},
+    "silent_weight_decay_flag.py": {
+        "optimizer": "AdamW",
+        "lr": 1e-2,
+        "optimizers": [{"class": "AdamW", "param_groups": [{"lr": 1e-2, "weight_decay": 50.0}]}],
+    },
+}
 
 
 def silent_with_patcher() -> set[str]:
