@@ -502,6 +502,11 @@ class Learning(_Model):
     input_std: float | None = None
     input_min: float | None = None
     input_max: float | None = None
+    input_constant: bool | None = Field(
+        None,
+        description="Every input batch the first layer read held one number repeated (a "
+        "pipeline that erased the data); null when none was read.",
+    )
     weight_change: float | None = Field(
         None,
         description="Relative change of the sampled weights from the first step to the last "

@@ -44,6 +44,7 @@ TITLES = {
     "saturated-activations": "The tanh/sigmoid inputs sit in their flat tails",
     "vanishing-gradients": "The gradient vanishes before it reaches the first layers",
     "weight-decay-too-strong": "Weight decay erases the weights faster than they learn",
+    "constant-inputs": "Every input the model is given is the same number",
 }
 DEAD = 0.7  # share of exact zeros out of a ReLU that calls it dying (DeepDiagnosis's bound)
 SATURATED_SHARE = 0.5  # share of tanh/sigmoid inputs beyond +-5
@@ -87,7 +88,9 @@ def early_signs(learning: Learning) -> list[Symptom]:
 def _first_causes(learning: Learning, report: Report) -> list[Symptom]:
     """Raw inputs explain a loss stuck at chance; either explains nothing about each other's
     fix, so the input scale is judged first and the chance level only without it."""
-    found = [s for s in (unnormalized(learning, report), lr_too_low(learning, report)) if s]
+    found = [s for s in [constant_inputs(learning, report)] if s]
+    if not found:  # inputs that carry nothing explain every curve below
+        found = [s for s in (unnormalized(learning, report), lr_too_low(learning, report)) if s]
     if not found:  # decay that erases the weights explains every flat curve below
         found = [s for s in [decay_too_strong(learning, report)] if s]
     if not found:  # raw inputs saturate activations: that is the inputs' story
@@ -300,6 +303,26 @@ def unnormalized(learning: Learning, report: Report) -> Symptom | None:
             f"{num(learning.input_std)} and range [{num(learning.input_min)}, "
             f"{num(learning.input_max)}] (raw values, e.g. 0-255 pixels); the loss went "
             f"only to {ratio:.0%} of where it started"
+        ],
+    )
+
+
+def constant_inputs(learning: Learning, report: Report) -> Symptom | None:
+    """Every batch the first layer read was one number repeated: the data was erased before
+    the model (features cast to an integer type that truncated them to 0, a mask multiplied
+    in, a wrong column read), so no weight can relate input to target."""
+    if not learning.input_constant:
+        return None
+    stalled = _stalled(learning, report)
+    if stalled is None:
+        return None
+    return Symptom(
+        id="constant-inputs",
+        confidence=_by_length(0.9, len(loss_curve(learning, report))),
+        evidence=[
+            f"every input batch {learning.input_module} read holds the one value "
+            f"{num(learning.input_mean)} in every element: the data carries nothing the model "
+            f"could learn from; {stalled}"
         ],
     )
 

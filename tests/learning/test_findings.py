@@ -190,3 +190,25 @@ def test_usual_decays_and_runs_that_learn_have_no_decay_finding() -> None:
         assert "weight-decay-too-strong" not in _ids(report), name
     falling = [1.61 * math.exp(-i / 50) + 0.05 for i in range(200)]
     assert _ids(_with_optimizer(_report(evidence, falling), "AdamW", 1e-2, 50.0)) == []
+
+
+def test_inputs_that_are_one_number_explain_a_loss_that_does_not_fall() -> None:
+    evidence = _steps(200).model_copy(
+        update={
+            "input_module": "Sequential.0",
+            "input_mean": 0.0,
+            "input_std": 0.0,
+            "input_constant": True,
+        }
+    )
+    evidence.losses = [LossInput(function="cross_entropy", classes=2)]
+    found = detect_learning_symptoms(
+        _report(evidence, [0.69 + 0.005 * math.sin(i) for i in range(200)])
+    )
+    assert [s.id for s in found] == ["constant-inputs"]  # not labels at chance
+    assert "holds the one value 0 in every element" in found[0].evidence[0]
+    # a constant input a model still learns from (a learned prior over the classes)
+    falling = [0.69 * math.exp(-i / 40) + 0.3 for i in range(200)]
+    assert _ids(_report(evidence, falling)) == []
+    varying = evidence.model_copy(update={"input_constant": False, "input_std": 0.3})
+    assert "constant-inputs" not in _ids(_report(varying, [0.69] * 200))

@@ -31,6 +31,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "saturated-activations": ("initialization",),
     "vanishing-gradients": ("gradients", "initialization"),
     "weight-decay-too-strong": ("optimizer", "learning-rate"),
+    "constant-inputs": ("dataloader", "normalization"),
 }
 
 
