@@ -86,8 +86,9 @@ def early_signs(learning: Learning) -> list[Symptom]:
 
 
 def _first_causes(learning: Learning, report: Report) -> list[Symptom]:
-    """Raw inputs explain a loss stuck at chance; either explains nothing about each other's
-    fix, so the input scale is judged first and the chance level only without it."""
+    """Inputs that are one number explain every flat curve, and raw inputs a loss stuck at
+    chance; a cause found first makes the later ones a restatement of it, so each is judged
+    only without the ones before."""
     found = [s for s in [constant_inputs(learning, report)] if s]
     if not found:  # inputs that carry nothing explain every curve below
         found = [s for s in (unnormalized(learning, report), lr_too_low(learning, report)) if s]

@@ -65,7 +65,6 @@ class ModuleWatch:
         self.outsiders: dict[int, tuple[weakref.ref, weakref.ref]] = {}
         self.no_grad: dict[int, tuple[weakref.ref, weakref.ref]] = {}
         self.input_scale: InputScale | None = None
-        self.input_reads = 0  # input batches read
         self.input_varies = False  # some read batch held two different numbers
         self._switched: dict[int, bool] = {}
 
@@ -128,7 +127,6 @@ class ModuleWatch:
             ).tolist()
         if not all(math.isfinite(v) for v in (low, high, mean, std)):
             return
-        self.input_reads += 1
         self.input_varies = self.input_varies or high > low
         name = (
             type(root).__name__

@@ -259,7 +259,7 @@ class LearningWatch:
             input_std=scale.std if scale else None,
             input_min=scale.low if scale else None,
             input_max=scale.high if scale else None,
-            input_constant=(not self._modules.input_varies) if self._modules.input_reads else None,
+            input_constant=(not self._modules.input_varies) if scale else None,
             weight_change=self._motion.change,
             activations=[
                 ActivationNote(name=a.name, kind=a.kind, share=a.share, checks=a.checks)
