@@ -16,6 +16,7 @@ with the script's own folder on ``PYTHONPATH`` so that sibling modules still imp
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from diagnose.formatting import num
 from diagnose.report import Fix, Report
 from diagnose.safetext import strip_escapes
 from diagnose.verify_progress import OnProgress, Progress
@@ -224,6 +226,13 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
         steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
     status = data.get("status")
     if status == "clean":
+        first, last = loss_span(data)
+        if must_learn and first is not None and last is not None:
+            return Outcome(
+                True,
+                f"patched run stayed finite for {steps}; its loss fell from "
+                f"{num(first)} to {num(last)}",
+            )
         return Outcome(True, f"patched run stayed finite for {steps}")
     if status == "silent":
         found = "; ".join(_titles(data)) or "a finding of the learning watch"
@@ -256,6 +265,19 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
         f"patched run raised {event.get('exception_type') or 'an error'}: "
         f"{event.get('message', '')}"[:200],
     )
+
+
+def loss_span(data: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    """The first and the last finite loss of a patched run's history."""
+    history = data.get("history") if isinstance(data, dict) else None
+    losses = [
+        float(row["loss"])
+        for row in history or []
+        if isinstance(row, dict)
+        and isinstance(row.get("loss"), int | float)
+        and math.isfinite(row["loss"])
+    ]
+    return (losses[0], losses[-1]) if losses else (None, None)
 
 
 def _titles(data: dict) -> list[str]:

@@ -9,7 +9,6 @@ and its note says what was tried and what each run did.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -75,25 +74,14 @@ def judge_candidate(
     """One rung's verdict in words, and whether it works (finite and the loss went down)."""
     if verified is not True:
         return note, False
+    from diagnose.verify import loss_span
+
     first, last = loss_span(data)
     if first is None or last is None:
         return f"{note}, but its loss was not recorded", False
     if last < first:
         return f"{note} and the loss fell from {num(first)} to {num(last)}", True
     return f"{note} but the loss did not fall ({num(first)} -> {num(last)})", False
-
-
-def loss_span(data: dict[str, Any] | None) -> tuple[float | None, float | None]:
-    """The first and the last finite loss of a patched run's history."""
-    history = data.get("history") if isinstance(data, dict) else None
-    losses = [
-        float(row["loss"])
-        for row in history or []
-        if isinstance(row, dict)
-        and isinstance(row.get("loss"), int | float)
-        and math.isfinite(row["loss"])
-    ]
-    return (losses[0], losses[-1]) if losses else (None, None)
 
 
 def _steps(data: dict[str, Any] | None) -> int | None:

@@ -179,6 +179,17 @@ def test_a_patched_run_that_stays_finite_fixes_a_nan_and_tells_what_else_it_show
     )
 
 
+def test_a_patched_run_that_now_learns_says_how_far_its_loss_fell():
+    history = [
+        {"step": 0, "loss": 4.5},
+        {"step": 1, "loss": float("nan")},
+        {"step": 2, "loss": 2.25},
+    ]
+    outcome = _judge({"status": "clean", "history": history}, 3, must_learn=True)
+    assert outcome.verified is True
+    assert outcome.note == "patched run stayed finite for 3 steps; its loss fell from 4.5 to 2.25"
+
+
 def test_a_patched_run_that_ended_before_its_step_budget_says_how_far_it_went():
     clean = {"status": "clean", "history": [{"step": i} for i in range(64)]}
     assert _judge(clean, 130).note == "patched run stayed finite for 64 steps, the whole run"

@@ -8,13 +8,14 @@ and read values at snapshot time, so a training step costs a few dictionary upda
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from diagnose.capture.args import ArgparseWatcher
-from diagnose.capture.files import FileReadWatcher, imported_module_files
+from diagnose.capture.files import FileReadWatcher, imported_module_files, installation_roots
 from diagnose.capture.frameworks import LightningWatcher, TransformersWatcher
 from diagnose.capture.origins import find_origins
 from diagnose.capture.patching import ErrorLog, Patcher
@@ -209,7 +210,7 @@ class ConfigCapture:
 
     def _origins(self, config: dict[str, Any]) -> None:
         script = Path(self._argv[0]).resolve() if self._argv else None
-        modules = _own_modules(script.parent) if script is not None else []
+        modules = _own_modules(_own_folders(script)) if script is not None else []
         found = find_origins(config, self._argv[1:], script, self.files.paths(), modules)
         if found:
             config["origins"] = found
@@ -244,17 +245,32 @@ def imported_libraries() -> list[str]:
     )
 
 
-def _own_modules(folder: Path) -> list[Path]:
-    """The Python files the run imported from the script's folder and below (the user's own
+def _own_folders(script: Path) -> list[Path]:
+    """Where the user's own packages live: the script's folder, the working directory when the
+    script lies below it (a project run from its root, ``python projects/x/train.py``), and the
+    folders ``PYTHONPATH`` names."""
+    folders = [script.parent]
+    cwd = Path.cwd()
+    if script.is_relative_to(cwd):
+        folders.append(cwd)
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry:
+            folders.append(Path(entry).resolve())
+    return list(dict.fromkeys(folders))
+
+
+def _own_modules(folders: list[Path]) -> list[Path]:
+    """The Python files the run imported from the user's own folders and below (the user's
     package, not an installed one): where a project keeps its defaults."""
     found: list[Path] = []
+    installed = tuple(installation_roots())
     for name in imported_module_files():
-        if not name.endswith(".py"):
+        if not name.endswith(".py") or name.startswith(installed):
             continue
         path = Path(name)
-        if not path.is_relative_to(folder):
+        if not any(path.is_relative_to(folder) for folder in folders):
             continue
-        if "site-packages" not in path.parts and ".venv" not in path.parts:
+        if not {"site-packages", "dist-packages", ".venv"} & set(path.parts):
             found.append(path)
             if len(found) >= MAX_OWN_MODULES:
                 break

@@ -42,7 +42,7 @@ class FileReadWatcher:
 
     def __init__(self) -> None:
         self._paths: dict[str, None] = {}
-        self._skip = tuple(_installation_roots())
+        self._skip = tuple(installation_roots())
 
     def install(self) -> None:
         global _HOOKED
@@ -90,7 +90,8 @@ def imported_module_files() -> list[str]:
     return files
 
 
-def _installation_roots() -> list[str]:
+def installation_roots() -> list[str]:
+    """The folders Python and its installed packages live in (each ending in a separator)."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         try:

@@ -38,6 +38,7 @@ import functools
 import hashlib
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -469,12 +470,22 @@ def _overridden(
     places = _other_values(key, value, script, texts) or _other_values(key, value, None, defaults())
     if not places:
         return {}
-    places.sort(key=lambda p: p[0])
+    # a 0 beside another number is a switch or a group's exemption (``"weight_decay": 0.0``
+    # for the no-decay parameter group), not the value the setting had
+    places.sort(key=lambda p: (p[0], p[2]["number"] == 0))
     _, path, place = places[0]
-    shown = path.name
+    return {"overrides": place["number"], "overrides_at": f"{_shown(path, script)}:{place['line']}"}
+
+
+def _shown(path: Path, script: Path | None) -> str:
+    """A file as the user knows it: relative to the script's folder, else as imported (relative
+    to the ``sys.path`` entry it was found under), else its name."""
     if script is not None and path.is_relative_to(script.parent):
-        shown = str(path.relative_to(script.parent))
-    return {"overrides": place["number"], "overrides_at": f"{shown}:{place['line']}"}
+        return str(path.relative_to(script.parent))
+    roots = [Path(p) for p in sys.path if p and path.is_relative_to(p)]
+    if roots:
+        return str(path.relative_to(max(roots, key=lambda r: len(r.parts))))
+    return path.name
 
 
 def _other_values(

@@ -18,17 +18,19 @@ from diagnose.patches.registry import patcher
 from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
 from diagnose.patches.source import NoPatch, format_number, number
 from diagnose.patches.trainer_settings import add_training_argument
+from diagnose.trainconfig import Origin
 
 # the share of a weight's size the decay may take off per step (torch's AdamW defaults: 1e-5)
 TARGET_SHARE = 1e-4
 
 
-def lowered_decay(ctx: PatchContext) -> tuple[float, float]:
-    """The run's weight decay (its largest) and the value to set: lr x weight_decay down to
-    ``TARGET_SHARE`` per step, at least tenfold lower; a coupled decay under an adaptive
-    optimizer a hundredfold lower, at most ``TARGET_SHARE``."""
+def _decay_sizes(ctx: PatchContext) -> tuple[float, float, float]:
+    """(the run's largest weight decay, the value to set, the most a value may be and still
+    take ``TARGET_SHARE`` or less of a weight per step). The value to set brings lr x
+    weight_decay down to ``TARGET_SHARE`` per step, at least tenfold lower; a coupled decay
+    under an adaptive optimizer goes a hundredfold lower, to at most ``TARGET_SHARE``."""
     lrs = [r.lr for r in ctx.report.history if r.lr is not None and r.lr > 0]
-    best: tuple[float, float] | None = None
+    best: tuple[float, float, float] | None = None
     for optimizer in ctx.report.config.optimizers or []:
         for group in optimizer.param_groups or []:
             wd, lr = group.weight_decay, group.lr
@@ -39,22 +41,42 @@ def lowered_decay(ctx: PatchContext) -> tuple[float, float]:
                 "decoupled_weight_decay"
             )
             if decoupled or optimizer.name not in ADAPTIVE:
-                new = min(wd / 10, TARGET_SHARE / lr)
+                new, most = min(wd / 10, TARGET_SHARE / lr), TARGET_SHARE / lr
             else:
-                new = min(wd / 100, TARGET_SHARE)
+                new, most = min(wd / 100, TARGET_SHARE), TARGET_SHARE
             if best is None or wd > best[0]:
-                best = (float(wd), float(f"{new:.1g}"))
+                best = (float(wd), float(f"{new:.1g}"), most)
     if best is None:
         raise NoPatch("the run's weight decay is not known")
     return best
 
 
+def _replaced_value(origin: Origin, current: float, most: float) -> float | None:
+    """The decay a command-line token replaced (the script's or its config's own value), when
+    it is small enough to train: going back to it undoes only what the token changed."""
+    replaced = origin.overrides
+    if origin.kind != "argv" or not _positive(replaced):
+        return None
+    replaced = float(replaced)
+    if replaced > current / 10 or replaced > most * (1 + 1e-9):
+        return None
+    return replaced
+
+
 @patcher("lower-weight-decay")
 def lower_weight_decay(ctx: PatchContext) -> Patched:
-    current, new = lowered_decay(ctx)
+    current, new, most = _decay_sizes(ctx)
     origin = origin_of(ctx, "weight_decay")
     if origin is not None and origin.kind in ELSEWHERE:
-        return change_setting(ctx, origin, new, "weight_decay")
+        replaced = _replaced_value(origin, current, most)
+        if replaced is None:
+            return change_setting(ctx, origin, new, "weight_decay")
+        patched = change_setting(ctx, origin, replaced, "weight_decay")
+        patched.note = (
+            f"{patched.note}. Why this value: {format_number(replaced)} is what "
+            f"{origin.overrides_at} sets, which {origin.token} replaced: go back to it"
+        )
+        return patched
     script = ctx.script
     calls = script.optimizer_calls()
     if not calls and ctx.report.config.transformers is not None:

@@ -266,6 +266,52 @@ def test_what_a_token_replaced_may_be_a_default_in_the_users_own_module(tmp_path
     assert "lr" not in find_origins({"lr": 3e-4}, [], script.resolve(), [], [module])
 
 
+def test_a_no_decay_groups_zero_is_not_what_a_decay_token_replaced(tmp_path, monkeypatch):
+    # a package beside the project (on PYTHONPATH), whose model file builds param groups
+    package = tmp_path / "lib" / "pkg"
+    package.mkdir(parents=True)
+    model = package / "model.py"
+    model.write_text('groups = [{"params": p, "weight_decay": 0.0}]\n', encoding="utf-8")
+    trainer = package / "trainer.py"
+    trainer.write_text("def defaults(C):\n    C.weight_decay = 0.1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    script = tmp_path / "project" / "train.py"
+    script.parent.mkdir()
+    script.write_text("import pkg.trainer\n", encoding="utf-8")
+    config = {"param_groups": [{"lr": 5e-4, "weight_decay": 500.0}]}
+    argv = ["--trainer.weight_decay=500.0"]
+    origin = find_origins(config, argv, script.resolve(), [], [model, trainer])["weight_decay"]
+    assert (origin["overrides"], origin["overrides_at"]) == (0.1, "pkg/trainer.py:2")
+
+
+def test_the_users_own_folders_are_the_scripts_the_project_root_and_pythonpath(
+    tmp_path, monkeypatch
+):
+    from diagnose.capture.core import _own_folders
+
+    script = tmp_path / "projects" / "demo" / "train.py"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "lib"))
+    assert _own_folders(script) == [script.parent, tmp_path, (tmp_path / "lib").resolve()]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # a working directory the script is not below
+    monkeypatch.delenv("PYTHONPATH")
+    assert _own_folders(script) == [script.parent]
+
+
+def test_installed_and_standard_library_modules_are_never_the_users_own(monkeypatch):
+    import json as stdlib_module
+
+    import torch
+
+    from diagnose.capture.core import _own_modules
+
+    monkeypatch.setattr("sys.modules", {"json": stdlib_module, "torch": torch})
+    roots = [Path(stdlib_module.__file__).parents[1], Path(torch.__file__).parents[1]]
+    assert _own_modules(roots) == []
+
+
 def test_an_imported_modules_source_is_not_a_file_the_run_read(tmp_path, monkeypatch):
     (tmp_path / "settings_module_under_test.py").write_text("learning_rate = 3e-4\n")
     config = tmp_path / "train.yaml"

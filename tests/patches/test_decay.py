@@ -62,6 +62,39 @@ def test_a_decay_given_on_the_command_line_is_lowered_there(tmp_path):
     assert result.argv == ["--wd=0.01", "--epochs", "2"] and result.diff is None, result.note
 
 
+def _argv_report(tmp_path, token: str, wd: float, replaced: float):
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n")
+    origin = {
+        "kind": "argv",
+        "token": token,
+        "index": 0,
+        "key": "weight_decay",
+        "value": wd,
+        "overrides": replaced,
+        "overrides_at": "config.py:12",
+    }
+    report = report_for(script, config=_config(wd=wd, origins={"weight_decay": origin}))
+    report.script.argv = [token]
+    return script, report
+
+
+def test_a_token_that_replaced_a_trainable_decay_goes_back_to_the_replaced_value(tmp_path):
+    # lr 1e-2 x 0.005 = 5e-5 per step: the script's own value trains
+    script, report = _argv_report(tmp_path, "--weight_decay=30.0", 30.0, 0.005)
+    result = make_patch("lower-weight-decay", script, report)
+    assert result.argv == ["--weight_decay=0.005"], result.note
+    assert "0.005 is what config.py:12 sets, which --weight_decay=30.0 replaced" in result.note
+
+
+def test_a_replaced_value_that_would_erase_the_weights_too_is_not_gone_back_to(tmp_path):
+    # lr 1e-2 x 5 = 5% per step: as strong as the detector fires on
+    script, report = _argv_report(tmp_path, "--weight_decay=30.0", 30.0, 5.0)
+    result = make_patch("lower-weight-decay", script, report)
+    assert result.argv == ["--weight_decay=0.01"], result.note
+    assert "replaced" not in result.note
+
+
 def test_under_transformers_trainer_it_is_the_training_arguments_weight_decay(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(
