@@ -78,10 +78,10 @@ def judge_candidate(
 
     first, last = loss_span(data)
     if first is None or last is None:
-        return f"{note}, but its loss was not recorded", False
+        return f"{note}; its loss was not recorded", False
     if last < first:
-        return f"{note} and the loss fell from {num(first)} to {num(last)}", True
-    return f"{note} but the loss did not fall ({num(first)} -> {num(last)})", False
+        return f"{note}; its loss fell from {num(first)} to {num(last)}", True
+    return f"{note}; its loss did not fall ({num(first)} -> {num(last)})", False
 
 
 def _steps(data: dict[str, Any] | None) -> int | None:

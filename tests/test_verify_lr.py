@@ -61,7 +61,7 @@ def test_the_largest_rung_that_trains_is_verified_and_progress_is_told(tmp_path)
     ]
     assert updates[1].steps is not None and updates[1].steps < 40  # it blew up early
     assert updates[3].steps == 40  # ran the whole horizon
-    assert "the loss fell" in updates[3].line
+    assert "its loss fell" in updates[3].line
 
 
 def test_a_finite_run_whose_loss_did_not_fall_is_not_a_fix():

@@ -11,11 +11,13 @@ import math
 
 import libcst as cst
 
+from diagnose.capture.origins import KEYS
 from diagnose.learning.findings import ADAPTIVE
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.lr import argparse_default_arg
+from diagnose.patches.lr_size import script_flag_default
 from diagnose.patches.registry import patcher
-from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
+from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of, token_words
 from diagnose.patches.source import NoPatch, format_number, number
 from diagnose.patches.trainer_settings import add_training_argument
 from diagnose.trainconfig import Origin
@@ -51,16 +53,34 @@ def _decay_sizes(ctx: PatchContext) -> tuple[float, float, float]:
     return best
 
 
-def _replaced_value(origin: Origin, current: float, most: float) -> float | None:
-    """The decay a command-line token replaced (the script's or its config's own value), when
-    it is small enough to train: going back to it undoes only what the token changed."""
-    replaced = origin.overrides
-    if origin.kind != "argv" or not _positive(replaced):
+def _replaced_value(
+    ctx: PatchContext, origin: Origin, current: float, most: float
+) -> tuple[float, str | None] | None:
+    """The decay a command-line token replaced and where it is set (a file's line, or the
+    script's default of the flag), when it is small enough to train: going back to it undoes
+    only what the token changed."""
+    if origin.kind != "argv":
         return None
-    replaced = float(replaced)
-    if replaced > current / 10 or replaced > most * (1 + 1e-9):
+    replaced, where = origin.overrides, f"what {origin.overrides_at} sets"
+    if not _positive(replaced):
+        replaced, where = _flag_default(ctx, current)
+    if not _positive(replaced) or replaced > current / 10 or replaced > most * (1 + 1e-9):
         return None
-    return replaced
+    return float(replaced), where
+
+
+def _flag_default(ctx: PatchContext, current: float) -> tuple[float | None, str | None]:
+    """The script's argparse default of the decay flag the command line gave ``current``."""
+    config = ctx.report.config
+    args = config.args or {}
+    for dest, option in (config.args_given or {}).items():
+        value = args.get(dest)
+        if option == "positional" or not KEYS["weight_decay"].match(dest.lower()):
+            continue
+        if _positive(value) and math.isclose(float(value), current, rel_tol=1e-9):
+            default = script_flag_default(ctx.report.script.path, dest)
+            return default, f"the script's default of {option}"
+    return None, None
 
 
 @patcher("lower-weight-decay")
@@ -68,13 +88,15 @@ def lower_weight_decay(ctx: PatchContext) -> Patched:
     current, new, most = _decay_sizes(ctx)
     origin = origin_of(ctx, "weight_decay")
     if origin is not None and origin.kind in ELSEWHERE:
-        replaced = _replaced_value(origin, current, most)
+        replaced = _replaced_value(ctx, origin, current, most)
         if replaced is None:
             return change_setting(ctx, origin, new, "weight_decay")
-        patched = change_setting(ctx, origin, replaced, "weight_decay")
+        value, where = replaced
+        patched = change_setting(ctx, origin, value, "weight_decay")
         patched.note = (
-            f"{patched.note}. Why this value: {format_number(replaced)} is what "
-            f"{origin.overrides_at} sets, which {origin.token} replaced: go back to it"
+            f"{patched.note}. Why this value: {format_number(value)} is {where}, "
+            f"which {token_words(list(ctx.report.script.argv), origin.index or 0)} replaced: "
+            "go back to it"
         )
         return patched
     script = ctx.script

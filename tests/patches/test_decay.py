@@ -84,7 +84,26 @@ def test_a_token_that_replaced_a_trainable_decay_goes_back_to_the_replaced_value
     script, report = _argv_report(tmp_path, "--weight_decay=30.0", 30.0, 0.005)
     result = make_patch("lower-weight-decay", script, report)
     assert result.argv == ["--weight_decay=0.005"], result.note
-    assert "0.005 is what config.py:12 sets, which --weight_decay=30.0 replaced" in result.note
+    assert "0.005 is what config.py:12 sets, which '--weight_decay=30.0' replaced" in result.note
+
+
+def test_a_decay_flag_goes_back_to_the_scripts_own_default(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import argparse\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--weight-decay', type=float, default=0.01)\n"
+    )
+    origin = {"kind": "argv", "token": "1000", "index": 1, "key": "weight_decay", "value": 1e3}
+    config = _config(wd=1e3, origins={"weight_decay": origin})
+    config.update(args={"weight_decay": 1e3}, args_given={"weight_decay": "--weight-decay"})
+    report = report_for(script, config=config)
+    report.script.argv = ["--weight-decay", "1000"]
+    result = make_patch("lower-weight-decay", script, report)
+    assert result.argv == ["--weight-decay", "0.01"], result.note
+    assert "0.01 is the script's default of --weight-decay, which '--weight-decay 1000'" in (
+        result.note
+    )
 
 
 def test_a_replaced_value_that_would_erase_the_weights_too_is_not_gone_back_to(tmp_path):
