@@ -93,8 +93,9 @@ def _verify_one(
         return
     if progress is not None:
         progress(Progress(fix.id))
+    # a finite run's fixes are for a run that does not learn (a weak sign included)
     outcome = run_change(
-        script, result, report.script.argv, max_steps, timeout, report.status == "silent"
+        script, result, report.script.argv, max_steps, timeout, report.status in FINITE_RUN
     )
     if progress is not None:
         progress(Progress(fix.id, steps=steps_reached(outcome.data), verdict=outcome.note))
@@ -215,6 +216,9 @@ def run_change(
     return outcome
 
 
+FINITE_RUN = ("clean", "silent")
+
+
 def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: str = "") -> Outcome:
     """What the patched run's report says of the fix. ``must_learn``: the run being fixed was
     finite and did not learn, so a patched run that still does not learn has not been fixed.
@@ -228,10 +232,16 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
     if status == "clean":
         first, last = loss_span(data)
         if must_learn and first is not None and last is not None:
+            if last < first:
+                return Outcome(
+                    True,
+                    f"patched run stayed finite for {steps}; its loss fell from "
+                    f"{num(first)} to {num(last)}",
+                )
             return Outcome(
-                True,
-                f"patched run stayed finite for {steps}; its loss fell from "
-                f"{num(first)} to {num(last)}",
+                False,
+                f"patched run stayed finite for {steps}; its loss did not fall "
+                f"({num(first)} -> {num(last)})",
             )
         return Outcome(True, f"patched run stayed finite for {steps}")
     if status == "silent":

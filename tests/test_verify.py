@@ -188,6 +188,10 @@ def test_a_patched_run_that_now_learns_says_how_far_its_loss_fell():
     outcome = _judge({"status": "clean", "history": history}, 3, must_learn=True)
     assert outcome.verified is True
     assert outcome.note == "patched run stayed finite for 3 steps; its loss fell from 4.5 to 2.25"
+    flat = [{"step": 0, "loss": 4.5}, {"step": 1, "loss": 4.5}]
+    still = _judge({"status": "clean", "history": flat}, 2, must_learn=True)
+    assert still.verified is False
+    assert still.note == "patched run stayed finite for 2 steps; its loss did not fall (4.5 -> 4.5)"
 
 
 def test_a_patched_run_that_ended_before_its_step_budget_says_how_far_it_went():

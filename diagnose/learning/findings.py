@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from diagnose.formatting import num
 from diagnose.report import Learning, ModuleNote, Report, ScriptInfo, Symptom
+from diagnose.trainconfig import ParamGroup
 
 BROKEN = 0.8  # a finding at least this confident calls the run broken
 MIN_CURVE = 30  # loss points before a curve finding is made
@@ -396,15 +397,13 @@ def decay_too_strong(learning: Learning, report: Report) -> Symptom | None:
     stalled = _stalled(learning, report)
     if stalled is None:
         return None
-    lrs = [row.lr for row in report.history if row.lr is not None and row.lr > 0]
     worst: tuple[float, str] | None = None
     for optimizer in report.config.optimizers or []:
         name = optimizer.name or "the optimizer"
         for group in optimizer.param_groups or []:
-            wd, lr = _positive(group.weight_decay), _positive(group.lr)
+            wd, lr = _positive(group.weight_decay), decay_lr(group, report)
             if wd is None or lr is None:
                 continue
-            lr = max([lr, *lrs])  # the most the schedule gave
             decoupled = name == "AdamW" or (group.model_extra or {}).get("decoupled_weight_decay")
             if decoupled or name not in ADAPTIVE:
                 rate = lr * wd
@@ -433,6 +432,15 @@ def decay_too_strong(learning: Learning, report: Report) -> Symptom | None:
         ),
         evidence=[f"{why}; {stalled}"],
     )
+
+
+def decay_lr(group: ParamGroup, report: Report) -> float | None:
+    """The lr a group's weight decay was applied at, at its most: the group's lr at the
+    snapshot, the lr it was built with (``initial_lr``: a schedule may have run it down to 0 by
+    the end) or the most the run's history shows."""
+    candidates = (group.lr, group.initial_lr, *(row.lr for row in report.history))
+    found = [lr for lr in map(_positive, candidates) if lr is not None]
+    return max(found) if found else None
 
 
 def _positive(value: object) -> float | None:

@@ -12,7 +12,7 @@ import math
 import libcst as cst
 
 from diagnose.capture.origins import KEYS
-from diagnose.learning.findings import ADAPTIVE
+from diagnose.learning.findings import ADAPTIVE, decay_lr
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.lr import argparse_default_arg
 from diagnose.patches.lr_size import script_flag_default
@@ -31,14 +31,12 @@ def _decay_sizes(ctx: PatchContext) -> tuple[float, float, float]:
     take ``TARGET_SHARE`` or less of a weight per step). The value to set brings lr x
     weight_decay down to ``TARGET_SHARE`` per step, at least tenfold lower; a coupled decay
     under an adaptive optimizer goes a hundredfold lower, to at most ``TARGET_SHARE``."""
-    lrs = [r.lr for r in ctx.report.history if r.lr is not None and r.lr > 0]
     best: tuple[float, float, float] | None = None
     for optimizer in ctx.report.config.optimizers or []:
         for group in optimizer.param_groups or []:
-            wd, lr = group.weight_decay, group.lr
-            if not _positive(wd) or not _positive(lr):
+            wd, lr = group.weight_decay, decay_lr(group, ctx.report)
+            if not _positive(wd) or lr is None:
                 continue
-            lr = max([float(lr), *lrs])
             decoupled = optimizer.name == "AdamW" or (group.model_extra or {}).get(
                 "decoupled_weight_decay"
             )

@@ -182,6 +182,18 @@ def test_a_decay_that_takes_a_share_of_each_weight_per_step_explains_a_flat_loss
     assert _ids(coupled) == ["weight-decay-too-strong"]  # outweighs the normalised gradient
 
 
+def test_a_decay_is_judged_at_the_lr_it_was_built_with_when_a_schedule_ran_it_to_zero():
+    # a cosine schedule ends at lr 0 (transformers' Trainer): the group's lr at the end is 0,
+    # the history's last window holds only the decayed tail
+    evidence = _steps(200)
+    evidence.losses = [LossInput(function="cross_entropy", classes=5)]
+    tail = [0.0] * 200
+    ended = _with_optimizer(_report(evidence, FLAT, tail), "AdamW", 0.0, 1000.0, initial_lr=1e-3)
+    found = detect_learning_symptoms(ended)
+    assert _ids(ended) == ["weight-decay-too-strong"]
+    assert "weight_decay 1000 at lr 0.001 takes 100% of" in found[0].evidence[0]
+
+
 def test_usual_decays_and_runs_that_learn_have_no_decay_finding() -> None:
     evidence = _steps(200)
     evidence.losses = [LossInput(function="cross_entropy", classes=5)]
