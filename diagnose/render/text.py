@@ -325,15 +325,23 @@ def _config(report: Report, s: _Style) -> list[str]:
                 "max_grad_norm",
                 "gradient_clip_val",
                 "warmup_steps",
+                "warmup_ratio",
                 "gradient_accumulation_steps",
                 "accumulate_grad_batches",
             )
-            shown = ", ".join(f"{k} {_setting(info[k])}" for k in keys if info.get(k) is not None)
+            shown = ", ".join(f"{k} {_setting(info[k])}" for k in keys if _shown_setting(info, k))
             lines.append(f"  {framework}: {safe(shown) or 'used'}")
             notes = info.get("notes")
             for note in [notes] if isinstance(notes, str) else (notes or []):
                 lines.append(f"  note: {safe(note)}")
     return lines
+
+
+def _shown_setting(info: dict, key: str) -> bool:
+    """Whether a framework setting is worth a word: set, and for a warmup ratio, not 0 (its
+    default, which leaves ``warmup_steps`` to say what the warmup was)."""
+    value = info.get(key)
+    return value is not None and not (key == "warmup_ratio" and not value)
 
 
 def _setting(value: object) -> str:

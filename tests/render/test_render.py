@@ -181,6 +181,20 @@ def test_framework_config_and_its_notes_are_shown():
     assert "note: logging_nan_inf_filter=True hides" in text
 
 
+def test_a_warmup_given_as_a_ratio_is_shown_and_a_zero_ratio_is_not():
+    def config_line(**settings) -> str:
+        report = nonfinite_report()
+        report.config = report.config.model_validate(
+            {**report.config.model_dump(), "transformers": settings}
+        )
+        return next(x for x in render(report, "text").splitlines() if "transformers:" in x)
+
+    assert config_line(warmup_steps=0, warmup_ratio=0.03).endswith(
+        "warmup_steps 0, warmup_ratio 0.03"
+    )
+    assert "warmup_ratio" not in config_line(warmup_steps=100, warmup_ratio=0.0)
+
+
 def _interrupted_report(
     message: str = "interrupted at step 1200 by SIGINT: the report holds what the run saw so far",
 ) -> Report:
