@@ -220,6 +220,20 @@ class MaskedRows(_Model):
     )
 
 
+class BatchCast(_Model):
+    """Rows of the batch that were finite as the DataLoader gave them and became inf when
+    cast to a narrower dtype before the model or the loss (a float16 precision setting,
+    ``.half()``): the data is fine, its dtype is too narrow for it."""
+
+    input: str = Field(description='Which tensor: "input[0]" of the model, "target" of a loss.')
+    source_dtype: str = Field(description='The dtype the loader gave ("float32").')
+    dtype: str = Field(description='The dtype it was cast to ("float16").')
+    max_abs: float = Field(description="The largest |x| of those rows as the loader gave them.")
+    rows: int = Field(
+        description="How many non-finite rows the cast reproduced (of those checked)."
+    )
+
+
 class Event(_Model):
     """Where the first non-finite value was born, or what the script raised."""
 
@@ -287,6 +301,11 @@ class Event(_Model):
         None,
         description="A softmax on the way from the producing op to the caught value that "
         "received rows of -inf only.",
+    )
+    batch_cast: BatchCast | None = Field(
+        None,
+        description="The non-finite values were finite in the DataLoader's batch: a cast to a "
+        "narrower dtype on the way to the model or the loss made them inf.",
     )
 
     @model_validator(mode="before")

@@ -42,6 +42,7 @@ PATCHED_AS_REPORTED = [
     "gan_discrete_code_sqrt.py",
     "hand_warmup_high_lr.py",
     "hand_written_sgd_sqrt_zero.py",
+    "lightning_half_raw_targets.py",
     "lightning_rnn_exploding_grads.py",
     "loss_module_fp16_overflow.py",
     "masked_attention_empty_sequence.py",

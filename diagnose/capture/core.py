@@ -263,10 +263,10 @@ def _own_modules(folders: list[Path]) -> list[Path]:
     """The Python files the run imported from the user's own folders and below (the user's
     package, not an installed one): where a project keeps its defaults."""
     found: list[Path] = []
-    installed = tuple(installation_roots())
+    installed = (*installation_roots(), str(Path(__file__).resolve().parents[1]) + os.sep)
     for name in imported_module_files():
         if not name.endswith(".py") or name.startswith(installed):
-            continue
+            continue  # installed, the standard library, or diagnose's own
         path = Path(name)
         if not any(path.is_relative_to(folder) for folder in folders):
             continue

@@ -147,4 +147,8 @@ FACTS: dict[str, str] = {
     "mask.first_row": "the first such row's index over the other dims (batch first)",
     "mask.softmax_op": "that softmax op",
     "mask.softmax_line": "its line in the script",
+    "batch_cast.input": "the tensor a cast made inf though the loader gave it finite",
+    "batch_cast.source_dtype": "the dtype the loader gave that tensor in",
+    "batch_cast.dtype": "the narrower dtype it was cast to (where it became inf)",
+    "batch_cast.max_abs": "the largest |x| of the overflowing rows as the loader gave them",
 }

@@ -1,5 +1,6 @@
-"""Facts from what the tracer read off an op's own arguments: CTC samples without an
-alignment, softmax rows masked everywhere (``Event.ctc_infeasible``, ``Event.masked_rows``)."""
+"""Facts from what the tracer read off an op's own arguments and the batch: CTC samples without
+an alignment, softmax rows masked everywhere, batch rows a dtype cast made inf
+(``Event.ctc_infeasible``, ``Event.masked_rows``, ``Event.batch_cast``)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,7 @@ def mechanism_facts(report: Report, facts: Facts) -> None:
         facts["mask.softmax_op"] = _get(masked, "op")
         location = _get(masked, "location")
         facts["mask.softmax_line"] = _get(location, "line") if location else None
+    cast = _get(event, "batch_cast")
+    if cast:
+        for key in ("input", "source_dtype", "dtype", "max_abs"):
+            facts[f"batch_cast.{key}"] = _get(cast, key)

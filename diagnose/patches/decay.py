@@ -59,9 +59,10 @@ def _replaced_value(
     only what the token changed."""
     if origin.kind != "argv":
         return None
-    replaced, where = origin.overrides, f"what {origin.overrides_at} sets"
+    # the script's own default of the flag is exactly what the token replaced
+    replaced, where = _flag_default(ctx, current)
     if not _positive(replaced):
-        replaced, where = _flag_default(ctx, current)
+        replaced, where = origin.overrides, f"what {origin.overrides_at} sets"
     if not _positive(replaced) or replaced > current / 10 or replaced > most * (1 + 1e-9):
         return None
     return float(replaced), where

@@ -146,6 +146,17 @@ def flag_lr(report: Report) -> float | None:
 def usual_lr(report: Report) -> Usual | None:
     """The usual lr for this run (framework default, overridden argparse default, optimizer)."""
     config = report.config
+    from diagnose.facts.heuristics import typical_lr
+
+    optimizer = config.optimizer
+    key = optimizer.rsplit(".", 1)[-1].lower() if optimizer else None
+    typical, source = typical_lr(key)
+    # the script's own default of the flag the command line gave is exactly what the token
+    # replaced -- unless it is orders of magnitude above the optimizer's usual lr: then it
+    # was meant for another update (a hand-written SGD path beside a --use-optimizer one)
+    flag = _overridden_flag_default(report)
+    if flag is not None and (typical is None or flag.lr < typical * FAR_ABOVE):
+        return flag
     origin = (config.origins or {}).get("lr")
     replaced = origin.overrides if origin is not None and origin.kind == "argv" else None
     if isinstance(replaced, int | float) and not isinstance(replaced, bool) and replaced > 0:
@@ -156,16 +167,6 @@ def usual_lr(report: Report) -> Usual | None:
         default = transformers_default_lr()
         if default is not None:
             return Usual(default, "the default of transformers' TrainingArguments.learning_rate")
-    from diagnose.facts.heuristics import typical_lr
-
-    optimizer = config.optimizer
-    key = optimizer.rsplit(".", 1)[-1].lower() if optimizer else None
-    typical, source = typical_lr(key)
-    flag = _overridden_flag_default(report)
-    # a flag's default orders of magnitude above the optimizer's usual lr was meant for
-    # another update (a script's hand-written SGD path beside its --use-optimizer one)
-    if flag is not None and (typical is None or flag.lr < typical * FAR_ABOVE):
-        return flag
     if typical is None:
         return None
     return Usual(typical, source or "heuristic")

@@ -108,7 +108,12 @@ def _nonfinite(event: Event) -> list[str]:
         out.append(f"- code: `{_cell(event.location.code.strip())}`")
     out += [f"- {_cell(d)}" for d in event.details]
     if event.sample_indices:
-        out.append(f"- dataset samples with non-finite values: {event.sample_indices[:50]}")
+        label = (
+            f"dataset samples that overflowed {_cell(event.batch_cast.dtype)}"
+            if event.batch_cast is not None
+            else "dataset samples with non-finite values"
+        )
+        out.append(f"- {label}: {event.sample_indices[:50]}")
     return out
 
 

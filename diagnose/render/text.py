@@ -173,7 +173,7 @@ def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str
     if event.sample_indices:
         shown = ", ".join(str(i) for i in event.sample_indices[:20])
         more = " ..." if len(event.sample_indices) > 20 else ""
-        lines.append(f"  dataset samples with non-finite values: {shown}{more}")
+        lines.append(f"  {_samples_label(event)}: {shown}{more}")
     if report.symptoms:
         top = report.symptoms[0]
         lines.append(
@@ -335,6 +335,14 @@ def _config(report: Report, s: _Style) -> list[str]:
             for note in [notes] if isinstance(notes, str) else (notes or []):
                 lines.append(f"  note: {safe(note)}")
     return lines
+
+
+def _samples_label(event: Event) -> str:
+    """What the event's dataset samples are: non-finite in the data, or finite values a cast
+    to a narrower dtype made inf."""
+    if event.batch_cast is not None:
+        return f"dataset samples that overflowed {safe(event.batch_cast.dtype)}"
+    return "dataset samples with non-finite values"
 
 
 def _shown_setting(info: dict, key: str) -> bool:

@@ -10,20 +10,38 @@ the oldest entry is its indices, and the batch's tensors are remembered with the
 event, the tensor fed to the model is matched to a remembered batch by storage (the same
 tensor, a view, or ``.to()`` of the same device) or, failing that (a copy to another device,
 a dtype cast), by the content of the offending row.
+
+A remembered batch also tells whether a non-finite tensor was finite when the loader gave it:
+rows that a cast of the loader's rows to the tensor's dtype reproduces exactly, inf for inf,
+overflowed in that cast (``cast_overflow``: a float32 batch cast to float16 by a precision
+plugin, ``.half()`` or ``.to(torch.float16)``).
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch.utils.data import dataloader as _dl
 
-from diagnose.tracer.stats import iter_tensors
+from diagnose.tracer.stats import dtype_name, iter_tensors
 
 _KEPT_BATCHES = 4  # the batch being used, one fetched ahead, and some slack
+_CAST_ROWS = 64  # rows compared to tell a cast overflow (an event's cost, not a step's)
+
+
+@dataclass
+class CastOverflow:
+    """Rows that were finite in the loader's batch and became inf when cast to ``dtype``."""
+
+    source_dtype: str
+    dtype: str
+    max_abs: float  # the largest |x| of those rows as the loader gave them
+    rows: int  # how many of the tensor's non-finite rows the cast explains (those compared)
+    indices: list[int]  # their dataset indices
 
 
 class BatchIndices:
@@ -108,6 +126,38 @@ class BatchIndices:
                 continue
             if any(_same_row(t, b, rows[0]) for b in tensors):
                 return [indices[r] for r in rows]
+        return None
+
+    def cast_overflow(self, t: torch.Tensor, rows: list[int]) -> CastOverflow | None:
+        """Whether the non-finite ``rows`` of ``t`` are the loader's finite rows cast to
+        ``t``'s dtype (the cast reproduces them exactly), and what they held before."""
+        if not rows or t.dim() == 0 or not t.is_floating_point():
+            return None
+        rows = rows[:_CAST_ROWS]
+        for tensors, indices in reversed(self._batches):
+            for b in tensors:
+                if b.shape != t.shape or b.dtype == t.dtype or not b.is_floating_point():
+                    continue
+                try:
+                    with torch.no_grad():
+                        source = b.detach()[rows]
+                        if not bool(torch.isfinite(source).all()):
+                            continue
+                        cast = source.to(t.dtype)
+                        got = t.detach()[rows].to(cast.device)
+                        same = (cast == got) | (cast.isnan() & got.isnan())
+                        if not bool(same.all()) or bool(torch.isfinite(got).all()):
+                            continue
+                        largest = float(source.abs().max())
+                except Exception:  # a tensor the comparison cannot take: no claim
+                    continue
+                return CastOverflow(
+                    dtype_name(b.dtype),
+                    dtype_name(t.dtype),
+                    largest,
+                    len(rows),
+                    [indices[r] for r in rows],
+                )
         return None
 
 

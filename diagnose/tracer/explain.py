@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from diagnose.formatting import num
-from diagnose.report import Event, TensorStats
+from diagnose.report import BatchCast, Event, TensorStats
+from diagnose.tracer.data import CastOverflow
 from diagnose.tracer.ops import OpFinding
 from diagnose.tracer.stats import dtype_name, nonfinite_kind
 from diagnose.tracer.window import Rec
@@ -137,8 +138,15 @@ def _dtype(rec: Rec) -> str | None:
     return next((dtype_name(d) for _, d, *_ in rec.outs), None)
 
 
-def input_event(root: Rec, name: str | None, indices: list[int]) -> Event:
-    """The batch fed to the model already held the non-finite value."""
+def input_event(
+    root: Rec,
+    name: str | None,
+    indices: list[int],
+    cast: CastOverflow | None = None,
+    cast_input: str = "input",
+) -> Event:
+    """The batch fed to the model already held the non-finite value (``cast``: a cast of the
+    loader's finite batch to a narrower dtype made it)."""
     bad = [
         (n, d)
         for (n, d, _, _), (lo, hi) in zip(root.ins, root.invalues, strict=True)
@@ -147,10 +155,11 @@ def input_event(root: Rec, name: str | None, indices: list[int]) -> Event:
     what = bad[0][0] if bad else "input"
     dtype = dtype_name(bad[0][1]) if bad else None
     mtype = type(root.module).__name__
-    msg = (
-        f"{_HEAD} {root.step}, input, {_subject(name, mtype, dtype)}: {what} already "
-        "non-finite in the batch fed to the model"
-    )
+    msg = f"{_HEAD} {root.step}, input, {_subject(name, mtype, dtype)}: {what} already "
+    if cast is not None:
+        msg += f"non-finite in the batch fed to the model: {_cast_words(cast)}"
+    else:
+        msg += "non-finite in the batch fed to the model"
     if indices:
         msg += f" (dataset indices {indices[:8]})"
     return Event(
@@ -162,6 +171,26 @@ def input_event(root: Rec, name: str | None, indices: list[int]) -> Event:
         dtype=dtype,
         message=msg,
         sample_indices=indices or None,
+        batch_cast=batch_cast(cast_input, cast),
+    )
+
+
+def batch_cast(name: str, cast: CastOverflow | None) -> BatchCast | None:
+    if cast is None:
+        return None
+    return BatchCast(
+        input=name,
+        source_dtype=cast.source_dtype,
+        dtype=cast.dtype,
+        max_abs=cast.max_abs,
+        rows=cast.rows,
+    )
+
+
+def _cast_words(cast: CastOverflow) -> str:
+    return (
+        f"the loader's {cast.source_dtype} rows (|x| up to {num(cast.max_abs)}) were finite "
+        f"and became inf when cast to {cast.dtype}"
     )
 
 
@@ -247,11 +276,20 @@ def weight_event(
     )
 
 
-def loss_event(rec: Rec, finding: OpFinding | None, note: str | None = None) -> Event:
-    """The loss went non-finite outside any module (a hand-written loss)."""
+def loss_event(
+    rec: Rec,
+    finding: OpFinding | None,
+    note: str | None = None,
+    cast: tuple[str, CastOverflow] | None = None,
+) -> Event:
+    """The loss went non-finite outside any module (a hand-written loss). ``cast``: an input
+    of the loss that the loader gave finite and a cast to a narrower dtype made inf."""
     dtype = dtype_name(rec.outs[0][1])
     lo, hi = (rec.values or [(0.0, 0.0)])[0]
-    if finding is not None:
+    if cast is not None:
+        name, rows = cast
+        msg = f"{_HEAD} {rec.step}, loss: its {name} was already non-finite: {_cast_words(rows)}"
+    elif finding is not None:
         loc = finding.location
         where = f" at {loc.file}:{loc.line}" if loc else ""
         msg = f"{_HEAD} {rec.step}, loss, op `{finding.op}`{where}: {finding.detail}"
@@ -269,6 +307,8 @@ def loss_event(rec: Rec, finding: OpFinding | None, note: str | None = None) -> 
         step=rec.step,
         dtype=dtype,
         value=nonfinite_kind(lo, hi),
+        batch_cast=batch_cast(cast[0], cast[1]) if cast is not None else None,
+        sample_indices=(cast[1].indices or None) if cast is not None else None,
     )
 
 

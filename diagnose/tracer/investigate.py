@@ -18,7 +18,7 @@ import torch
 
 from diagnose.report import Event, Frame
 from diagnose.tracer import backward, explain, ops, replay
-from diagnose.tracer.data import BatchIndices
+from diagnose.tracer.data import BatchIndices, CastOverflow
 from diagnose.tracer.explain import BackwardOp, Explained
 from diagnose.tracer.frames import frames, op_frame
 from diagnose.tracer.names import ModuleNames
@@ -29,6 +29,7 @@ from diagnose.tracer.window import NormLayouts, Rec, Scan
 # What a light step's replay can explain: values of the model's forward, the loss, gradients.
 # (Weights and optimizer state after a step, and the loss scale, are seen as on a detailed step.)
 _REPLAYABLE = ("call", "loss", "grad", "pgrad")
+_LOSS_OPS_CHECKED = 32  # the latest loss-phase ops whose inputs a cast may have made inf
 
 
 @dataclass
@@ -161,7 +162,8 @@ class _Investigation:
             return self.forward(rec, calls, note)
         if kind == "loss":
             finding = ops.find_producer(self.loss_ops, rec.target) if self.loss_ops else None
-            return Explained(explain.loss_event(rec, finding, note), None, finding)
+            cast = self.cast_into_loss() if self.loss_ops else None
+            return Explained(explain.loss_event(rec, finding, note, cast), None, finding)
         if kind == "grad":
             maker = explain.grad_maker(rec, recs)
             found = self.backward_op(rec, recs, calls, self.name(maker))
@@ -176,9 +178,11 @@ class _Investigation:
         if rec.inputs_bad() and (root is rec or root.inputs_bad()):
             if isinstance(root.module, torch.nn.modules.loss._Loss):
                 return self.loss_input(root)
-            return Explained(
-                explain.input_event(root, self.name(root.module), self.rows(root)), root
-            )
+            name, t, at = self.bad_input(root)
+            cast = self.scene.batch.cast_overflow(t, at) if t is not None else None
+            indices = cast.indices if cast is not None else self.rows(root, t, at)
+            event = explain.input_event(root, self.name(root.module), indices, cast, name)
+            return Explained(event, root)
         producer = explain.forward_producer(rec, calls)
         module = producer.module
         weights = [full_stats(n, p) for n, p in module.named_parameters(recurse=False)]
@@ -194,9 +198,28 @@ class _Investigation:
         """A loss module given a non-finite value: it was made between the model and the
         loss (a ``log`` of probabilities, a mask), by an op the loss watch saw, not in the
         batch."""
-        bad = [t for _, t in iter_tensors(root.args, "input") if not _finite(t)]
+        named = [(n, t) for n, t in iter_tensors(root.args, "input") if not _finite(t)]
+        bad = [t for _, t in named]
         finding = ops.find_producer(self.loss_ops, bad[0]) if bad and self.loss_ops else None
-        return Explained(explain.loss_event(root, finding), root, finding)
+        cast = self.cast_into_loss(named)
+        return Explained(explain.loss_event(root, finding, cast=cast), root, finding)
+
+    def cast_into_loss(
+        self, tensors: Iterable[tuple[str, torch.Tensor]] | None = None
+    ) -> tuple[str, CastOverflow] | None:
+        """A non-finite input of a loss (``tensors``, else the latest loss ops' inputs) that
+        the loader gave finite and a cast made inf (``BatchIndices.cast_overflow``)."""
+        if tensors is None:
+            recent = self.loss_ops[-_LOSS_OPS_CHECKED:]
+            tensors = [(f"input[{i}]", t) for r in recent for i, (_, t) in enumerate(r.inputs)]
+        for name, t in tensors:
+            if not isinstance(t, torch.Tensor) or t.dim() == 0 or not t.is_floating_point():
+                continue
+            at = _bad_rows(t)
+            cast = self.scene.batch.cast_overflow(t, at) if at else None
+            if cast is not None:
+                return name, cast
+        return None
 
     def weight(self, rec: Rec, producer: Rec, weight: Any) -> Event:
         param = getattr(producer.module, weight.name, None)
@@ -255,8 +278,9 @@ class _Investigation:
         finding, where = found
         return BackwardOp(finding, (self.name(where.module), type(where.module).__name__))
 
-    def rows(self, root: Rec) -> list[int]:
-        """The dataset indices of the rows of a root's first non-finite input."""
+    def bad_input(self, root: Rec) -> tuple[str, torch.Tensor | None, list[int]]:
+        """A root's first non-finite input: its name, the tensor (None for one whose rows
+        are not the batch's: a sharded tensor) and the positions of its non-finite rows."""
         bad = next(
             (
                 n
@@ -270,10 +294,13 @@ class _Investigation:
             tensors.update({k[7:]: v for k, v in iter_tensors(root.kwargs, "kwargs")})
         t = tensors.get(bad)
         if t is None or t.dim() == 0 or type(t) not in (torch.Tensor, torch.nn.Parameter):
-            return []  # a sharded tensor's rows are not the batch's rows
-        with torch.no_grad():
-            rows = (~torch.isfinite(t.detach())).reshape(t.shape[0], -1).any(1)
-            at = rows.nonzero().flatten().tolist()
+            return bad, None, []
+        return bad, t, _bad_rows(t)
+
+    def rows(self, root: Rec, t: torch.Tensor | None, at: list[int]) -> list[int]:
+        """The dataset indices of rows ``at`` of a root's non-finite input ``t``."""
+        if t is None:
+            return []
         found = self.scene.batch.lookup(t, at)  # the batch this tensor came from
         if found is not None:
             return found
@@ -313,6 +340,19 @@ class _Investigation:
         if first_bad.kind != "call":
             return self.event(first_bad, recs, calls, note)
         return explain.unknown_submodule_event(first_bad, self.name, note), self.frames(first_bad)
+
+
+def _bad_rows(t: torch.Tensor) -> list[int]:
+    """Positions along dim 0 of ``t``'s rows that hold a nan or an inf."""
+    with torch.no_grad():
+        return (
+            (~torch.isfinite(t.detach()))
+            .reshape(t.shape[0], -1)
+            .any(1)
+            .nonzero()
+            .flatten()
+            .tolist()
+        )
 
 
 def _finite(t: torch.Tensor) -> bool:

@@ -300,15 +300,20 @@ def test_the_users_own_folders_are_the_scripts_the_project_root_and_pythonpath(
     assert _own_folders(script) == [script.parent]
 
 
-def test_installed_and_standard_library_modules_are_never_the_users_own(monkeypatch):
+def test_installed_standard_library_and_diagnoses_own_modules_are_never_the_users_own(
+    monkeypatch,
+):
     import json as stdlib_module
 
     import torch
 
     from diagnose.capture.core import _own_modules
 
-    monkeypatch.setattr("sys.modules", {"json": stdlib_module, "torch": torch})
-    roots = [Path(stdlib_module.__file__).parents[1], Path(torch.__file__).parents[1]]
+    import diagnose.capture.origins as own_module
+
+    modules = {"json": stdlib_module, "torch": torch, "diagnose.capture.origins": own_module}
+    monkeypatch.setattr("sys.modules", modules)
+    roots = [Path(m.__file__).parents[2] for m in modules.values()]
     assert _own_modules(roots) == []
 
 

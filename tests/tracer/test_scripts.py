@@ -67,6 +67,28 @@ def test_dataloader_nan_reports_the_dataset_index():
 
 
 @pytest.mark.parametrize(
+    ("script", "phase", "tensor", "rows"),
+    [
+        ("half_cast_inputs.py", "input", "input[0]", [13]),
+        ("half_cast_targets.py", "loss", "input[1]", [21]),
+    ],
+)
+def test_a_finite_batch_cast_to_float16_is_told_from_non_finite_data(script, phase, tensor, rows):
+    report, _ = trace(script)
+    event = report.event
+    assert event.phase == phase and event.batch_cast is not None, event.message
+    cast = event.batch_cast
+    assert (cast.input, cast.source_dtype, cast.dtype) == (tensor, "float32", "float16")
+    assert cast.max_abs > 65504 and "became inf when cast to float16" in event.message
+    assert event.sample_indices == rows
+
+
+def test_data_that_holds_a_nan_itself_is_no_cast():
+    report, _ = trace("dataloader_nan.py")
+    assert report.event.batch_cast is None
+
+
+@pytest.mark.parametrize(
     ("script", "step", "op", "line_text"),
     [
         ("log_softmax_ce.py", 2, "log", "torch.log(picked)"),

@@ -17,6 +17,8 @@ from diagnose.report import Report, Symptom
     related_tags=["dataloader", "nan", "numerical-stability"],
 )
 def nonfinite_batch(f: Facts, report: Report) -> Symptom | None:
+    if f.get("batch_cast.dtype"):
+        return None  # finite as the loader gave it: a cast made it inf (batch-cast-overflow)
     if f.get("event.phase") == "loss" and f.get("op_input.nonfinite"):
         # The model's outputs were finite (else the event would be in forward), so the
         # non-finite input of the loss op is what the batch brought: the targets.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from diagnose.facts.extract import Facts
-from diagnose.facts.heuristics import DTYPE_SHORT, threshold
+from diagnose.facts.heuristics import DTYPE_MAX, DTYPE_SHORT, threshold
 from diagnose.facts.symptoms.evidence import noisy_or, op_line, place, value_of
 from diagnose.facts.symptoms.registry import symptom
 from diagnose.formatting import num
@@ -18,13 +18,46 @@ def number_beyond_dtype(f: Facts, report: Report) -> Symptom | None:
         return None
     dtype = f.get("op_input.number_dtype")
     name = DTYPE_SHORT.get(dtype, dtype)
-    largest = f"{limit:.0f}" if limit < 1e6 else num(limit)  # 65504, not 6.6e4
+    largest = _limit(limit)
     what = (
         f"it was given the number {num(number)}, past the largest {name} value "
         f"({largest}): in {name} that number is already "
         f"{'-' if number < 0 else ''}inf"
     )
     return Symptom(id="number-beyond-dtype", confidence=0.95, evidence=[op_line(f, what)])
+
+
+@symptom(
+    "batch-cast-overflow",
+    title="the batch overflowed when cast to a narrower dtype",
+    related_tags=["fp16", "overflow", "mixed-precision", "dataloader"],
+)
+def batch_cast_overflow(f: Facts, report: Report) -> Symptom | None:
+    dtype = f.get("batch_cast.dtype")
+    if not dtype:
+        return None
+    name = DTYPE_SHORT.get(dtype, dtype)
+    limit = DTYPE_MAX.get(dtype)
+    largest = "" if limit is None else f", past the largest {name} value ({_limit(limit)})"
+    into = "the loss" if f.get("event.phase") == "loss" else "the model"
+    samples = ""
+    if report.event and report.event.sample_indices:
+        shown = ", ".join(str(i) for i in report.event.sample_indices[:5])
+        more = ", ..." if len(report.event.sample_indices) > 5 else ""
+        samples = f" (dataset samples {shown}{more})"
+    source = f.get("batch_cast.source_dtype")
+    what = (
+        f"the DataLoader gave {into}'s {f.get('batch_cast.input')} in "
+        f"{DTYPE_SHORT.get(source, source)} "
+        f"with |x| up to {num(f.get('batch_cast.max_abs'))}{largest}; cast to {name} on its "
+        f"way to {into}, those rows became inf{samples}: the data is finite, its dtype is not "
+        "wide enough for it"
+    )
+    return Symptom(id="batch-cast-overflow", confidence=0.97, evidence=[what])
+
+
+def _limit(limit: float) -> str:
+    return f"{limit:.0f}" if limit < 1e6 else num(limit)  # 65504, not 6.6e4
 
 
 @symptom("eps-below-dtype", title="an eps that is 0 in the dtype")
@@ -51,8 +84,8 @@ def eps_below_dtype(f: Facts, report: Report) -> Symptom | None:
     related_tags=["fp16", "overflow", "mixed-precision", "loss-scaling"],
 )
 def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
-    if f.get("event.phase") == "input":
-        return None
+    if f.get("event.phase") == "input" or f.get("batch_cast.dtype"):
+        return None  # the batch brought the inf (batch-cast-overflow says how)
     fp16 = bool(f.get("precision.fp16")) or f.get("activation.dtype") == "float16"
     if not fp16:
         return None
@@ -78,7 +111,12 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
         evidence.append(
             f"loss reached {num(f.get('loss.max_abs'))}, {loss_ratio:.0%} of fp16's range"
         )
-    if f.get("event.dtype") == "float16" and f.get("event.has_inf"):
+    # an op whose input was already non-finite passed the inf on: it was not born there
+    if (
+        f.get("event.dtype") == "float16"
+        and f.get("event.has_inf")
+        and not f.get("op_input.nonfinite")
+    ):
         largest = f.get("op_input.max_abs")
         if f.get("event.op_family") == "reduce" and largest is not None and largest < 65504:
             parts.append(0.85)
