@@ -380,9 +380,11 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     lrs = [row.lr for row in report.history if row.lr is not None]
     # the most the schedule gave (a warmup starts far below what the user set)
     lr = f" at lr {num(max(lrs))} at most" if lrs else ""
+    # weights that moved less than a millionth of their size did not train: a short curve
+    # weakens what the loss says, not what the weights say
     return Symptom(
         id="lr-too-low",
-        confidence=_by_length(0.85, len(curve)),
+        confidence=_by_length(0.95 if change < 1e-6 else 0.85, len(curve)),
         evidence=[
             f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
             f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
@@ -427,11 +429,17 @@ def decay_too_strong(learning: Learning, report: Report) -> Symptom | None:
     rate, why = worst
     return Symptom(
         id="weight-decay-too-strong",
-        confidence=_by_length(
-            0.85 if rate >= 5 * STRONG_DECAY else 0.7, len(loss_curve(learning, report))
-        ),
+        confidence=_by_length(_decay_strength(rate), len(loss_curve(learning, report))),
         evidence=[f"{why}; {stalled}"],
     )
+
+
+def _decay_strength(rate: float) -> float:
+    """How sure a decay that takes ``rate`` of each weight per step explains a flat loss: at
+    half a weight per step or more the weights are gone within a few steps."""
+    if rate >= 0.5:
+        return 0.95
+    return 0.85 if rate >= 5 * STRONG_DECAY else 0.7
 
 
 def decay_lr(group: ParamGroup, report: Report) -> float | None:

@@ -307,9 +307,8 @@ def test_installed_standard_library_and_diagnoses_own_modules_are_never_the_user
 
     import torch
 
-    from diagnose.capture.core import _own_modules
-
     import diagnose.capture.origins as own_module
+    from diagnose.capture.core import _own_modules
 
     modules = {"json": stdlib_module, "torch": torch, "diagnose.capture.origins": own_module}
     monkeypatch.setattr("sys.modules", modules)

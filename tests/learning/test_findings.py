@@ -194,6 +194,23 @@ def test_a_decay_is_judged_at_the_lr_it_was_built_with_when_a_schedule_ran_it_to
     assert "weight_decay 1000 at lr 0.001 takes 100% of" in found[0].evidence[0]
 
 
+def test_weights_that_cannot_move_are_broken_even_over_a_short_run() -> None:
+    # 100 steps: a short curve weakens a trend, not weights the decay erases every step or an
+    # lr that moves them by a billionth
+    evidence = _steps(100)
+    evidence.losses = [LossInput(function="cross_entropy", classes=5)]
+    erased = detect_learning_symptoms(
+        _with_optimizer(_report(evidence, FLAT[:100]), "AdamW", 1e-3, 1000.0)
+    )
+    assert [s.id for s in erased] == ["weight-decay-too-strong"] and erased[0].confidence >= BROKEN
+    still = evidence.model_copy(update={"weight_change": 1e-9})
+    [low] = detect_learning_symptoms(_report(still, FLAT[:100]))
+    assert low.id == "lr-too-low" and low.confidence >= BROKEN
+    barely = evidence.model_copy(update={"weight_change": 5e-5})
+    [weak] = detect_learning_symptoms(_report(barely, FLAT[:100]))
+    assert weak.id == "lr-too-low" and weak.confidence < BROKEN
+
+
 def test_usual_decays_and_runs_that_learn_have_no_decay_finding() -> None:
     evidence = _steps(200)
     evidence.losses = [LossInput(function="cross_entropy", classes=5)]
