@@ -136,8 +136,8 @@ class BatchIndices:
         rows = rows[:_CAST_ROWS]
         for tensors, indices in reversed(self._batches):
             for b in tensors:
-                if b.shape != t.shape or b.dtype == t.dtype or not b.is_floating_point():
-                    continue
+                if b.shape != t.shape or b.dtype in (t.dtype, torch.bool) or b.is_complex():
+                    continue  # integer sources count: int64 prices cast to half overflow too
                 try:
                     with torch.no_grad():
                         source = b.detach()[rows]
