@@ -46,6 +46,7 @@ PATCHED_AS_REPORTED = [
     "lightning_rnn_exploding_grads.py",
     "loss_module_fp16_overflow.py",
     "masked_attention_empty_sequence.py",
+    "silent_clip_zero_flag.py",
     "silent_weight_decay_flag.py",
 ]
 # Buggy scripts whose lr comes from a config file beside them (an exec'd configurator, a

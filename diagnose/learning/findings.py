@@ -46,7 +46,11 @@ TITLES = {
     "vanishing-gradients": "The gradient vanishes before it reaches the first layers",
     "weight-decay-too-strong": "Weight decay erases the weights faster than they learn",
     "constant-inputs": "Every input the model is given is the same number",
+    "gradients-clipped-to-zero": "Gradient clipping with a limit of 0 erases every gradient",
 }
+# a clipping limit at or below this scales every gradient to (almost) nothing: clip_grad_norm_
+# multiplies each gradient by max_norm / norm, clip_grad_value_ clamps it into [-limit, limit]
+ZERO_CLIP = 1e-8
 DEAD = 0.7  # share of exact zeros out of a ReLU that calls it dying (DeepDiagnosis's bound)
 SATURATED_SHARE = 0.5  # share of tanh/sigmoid inputs beyond +-5
 VANISHED = 1e-3  # first layer's gradient norm over the last layer's
@@ -133,6 +137,36 @@ def without_step(learning: Learning, report: Report) -> Symptom | None:
         evidence=[
             f"{learning.backward_passes} backward passes, 0 optimizer steps: the "
             f"{_plural(learning.optimizers, 'optimizer')} built never changed a weight"
+        ],
+    )
+
+
+def clipped_to_zero(learning: Learning, report: Report) -> Symptom | None:
+    """A clip with a limit of 0 on most steps: every gradient it clips becomes 0, so no
+    update moves a weight (a ``--clip 0`` meant as "off" in a script that clips always)."""
+    clip = report.config.grad_clip
+    steps = learning.optimizer_steps or learning.backward_passes
+    if clip is None or clip.max is None or clip.max > ZERO_CLIP or steps < 2:
+        return None
+    calls = clip.calls or 0
+    if calls < steps / 2:
+        return None
+    function = (clip.function or "the clip").rsplit(".", 1)[-1]
+    limit = "max_norm" if clip.kind == "norm" else "clip_value"
+    what = (
+        "scales every gradient by max_norm / norm = 0"
+        if clip.kind == "norm"
+        else "clamps every gradient into [0, 0]"
+    )
+    moved = ""
+    if learning.weight_change is not None:
+        moved = f"; the weights moved {num(learning.weight_change)} of their size"
+    return Symptom(
+        id="gradients-clipped-to-zero",
+        confidence=0.95,
+        evidence=[
+            f"{function} ran {calls} times over {steps} steps with {limit}={num(clip.max)}: it "
+            f"{what}, so no update changes a weight{moved}"
         ],
     )
 
@@ -534,6 +568,7 @@ ACTIVITY: list[Detector] = [dying_relus, saturated]
 
 STRUCTURAL: list[Detector] = [
     without_step,
+    clipped_to_zero,
     never_cleared,
     unregistered,
     not_in_optimizer,

@@ -17,7 +17,7 @@ import libcst as cst
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import change_setting, origin_of
-from diagnose.patches.source import NoPatch, code_of, dotted
+from diagnose.patches.source import NoPatch, code_of, dotted, number
 from diagnose.patches.trainer_settings import add_trainer_argument
 from diagnose.trainconfig import Origin
 
@@ -34,9 +34,7 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
     else insert a clip after each backward()."""
     origin = origin_of(ctx, "grad_clip.max")
     if origin is not None and isinstance(origin.value, (int, float)) and origin.value <= 0:
-        replaced = origin.overrides  # the limit the script had before a token switched it off
-        limit = replaced if isinstance(replaced, (int, float)) and replaced > 0 else MAX_NORM
-        return change_setting(ctx, origin, float(limit), "the clipping limit")
+        return change_setting(ctx, origin, _restored_limit(ctx, origin), "the clipping limit")
     if origin is not None and ctx.report.facts.get("symptom.clip-never-acts"):
         return change_setting(ctx, origin, _acting_limit(ctx, origin), "the clipping limit")
     script = ctx.script
@@ -65,6 +63,64 @@ def enable_grad_clipping(ctx: PatchContext) -> Patched:
     if any(scaler for _, scaler in backwards):
         note += ", after unscaling them from the GradScaler"
     return Patched(edit.result(), note)
+
+
+@patcher("raise-clip-limit")
+def raise_clip_limit(ctx: PatchContext) -> Patched:
+    """A clip whose limit of 0 zeroes every gradient: where the run's 0 came from a flag or a
+    config file, a limit there that lets the gradients through; a clip call whose limit is a
+    literal 0 gets 1.0; one whose limit is a variable (a flag whose 0 means "off") runs only
+    when that limit is above 0."""
+    origin = origin_of(ctx, "grad_clip.max")
+    if origin is not None and isinstance(origin.value, (int, float)) and origin.value <= 0:
+        return change_setting(ctx, origin, _restored_limit(ctx, origin), "the clipping limit")
+    script = ctx.script
+    edit = ctx.edit()
+    notes = []
+    for call in script.calls(*CLIP_NAMES):
+        limit = script.argument(call, 1, "max_norm", "clip_value")
+        if limit is None:
+            continue
+        line = script.line(call)
+        if number(limit) == 0:
+            edit.replace(limit, MAX_NORM)
+            notes.append(f"the clip on line {line} gets the limit {MAX_NORM} in place of 0")
+            continue
+        statement = script.statement_of(call)
+        if number(limit) is None and statement is not None and _alone(statement, call):
+            guard = cst.parse_statement(f"if {code_of(limit)} > 0:\n    pass\n")
+            body = guard.body.with_changes(body=[statement])  # type: ignore[union-attr]
+            edit.replace(statement, guard.with_changes(body=body))
+            notes.append(f"the clip on line {line} runs only when {code_of(limit)} > 0")
+    if not notes:
+        raise NoPatch(
+            "no clip call in the script takes its limit of 0 as a literal or a variable: give "
+            f"it a limit above 0 (such as {MAX_NORM}) where it is set"
+        )
+    return Patched(edit.result(), "; ".join(notes))
+
+
+def _alone(statement: cst.SimpleStatementLine, call: cst.Call) -> bool:
+    """The clip call is the whole of its statement line (so the line can go under an if)."""
+    only = statement.body[0] if len(statement.body) == 1 else None
+    return isinstance(only, cst.Expr) and only.value is call
+
+
+def _restored_limit(ctx: PatchContext, origin: Origin) -> float:
+    """The limit to give back to a clip a token (or a file) set to 0: the script's own default
+    of that flag, else the value the token replaced, else 1.0."""
+    from diagnose.patches.lr_size import script_flag_default
+
+    if origin.kind == "argv" and origin.key:
+        default = script_flag_default(
+            ctx.report.script.path, origin.key.lstrip("-").replace("-", "_")
+        )
+        if default is not None and default > 0:
+            return default
+    replaced = origin.overrides  # the limit the script had before a token switched it off
+    if isinstance(replaced, (int, float)) and not isinstance(replaced, bool) and replaced > 0:
+        return float(replaced)
+    return float(MAX_NORM)
 
 
 def _acting_limit(ctx: PatchContext, origin: Origin) -> float:

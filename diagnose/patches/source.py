@@ -231,6 +231,16 @@ class Script:
                 return arg
         return None
 
+    def argument(self, call: cst.Call, position: int, *names: str) -> cst.BaseExpression | None:
+        """The value of a call's argument given by keyword (any of ``names``) or, else, at
+        ``position`` among its positional arguments."""
+        for name in names:
+            arg = self.keyword(call, name)
+            if arg is not None:
+                return arg.value
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return positional[position].value if position < len(positional) else None
+
     def on_line(self, line: int, kind: type[cst.CSTNode] | tuple = cst.CSTNode) -> list:
         """Nodes of ``kind`` whose span includes ``line``, innermost last."""
         return [n for n in self.nodes(kind) if line in self.lines(n)]

@@ -211,6 +211,22 @@ def test_weights_that_cannot_move_are_broken_even_over_a_short_run() -> None:
     assert weak.id == "lr-too-low" and weak.confidence < BROKEN
 
 
+def test_a_clip_at_zero_on_every_step_is_the_cause_not_a_low_lr() -> None:
+    evidence = _steps(200).model_copy(update={"weight_change": 0.0})
+    clip = {"kind": "norm", "max": 0.0, "calls": 200, "function": "torch.nn.utils.clip_grad_norm_"}
+    report = _report(evidence, FLAT)
+    report.config = report.config.model_validate({"grad_clip": clip})
+    [found] = detect_learning_symptoms(report)  # not lr-too-low: raising the lr multiplies 0
+    assert found.id == "gradients-clipped-to-zero" and found.confidence >= BROKEN
+    assert "clip_grad_norm_ ran 200 times over 200 steps with max_norm=0" in found.evidence[0]
+    rare = {**clip, "calls": 20}  # a clip that ran on a tenth of the steps is not the story
+    report.config = report.config.model_validate({"grad_clip": rare})
+    assert "gradients-clipped-to-zero" not in _ids(report)
+    acting = {**clip, "max": 1.0}
+    report.config = report.config.model_validate({"grad_clip": acting})
+    assert "gradients-clipped-to-zero" not in _ids(report)
+
+
 def test_usual_decays_and_runs_that_learn_have_no_decay_finding() -> None:
     evidence = _steps(200)
     evidence.losses = [LossInput(function="cross_entropy", classes=5)]

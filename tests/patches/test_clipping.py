@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.patches.helpers import diff_body, patch
+from diagnose.patches import make_patch
+from tests.patches.helpers import diff_body, patch, report_for
 
 SCALER_LOOP = """
     import torch
@@ -104,3 +105,54 @@ def test_unscale_needs_a_scaler(tmp_path):
     """,
     )
     assert result.note == "no automatic patch: no `scaler.scale(loss).backward()` in the script"
+
+
+class TestRaiseClipLimit:
+    """raise-clip-limit: a clip whose limit of 0 erased every gradient lets them through."""
+
+    def test_a_literal_zero_limit_becomes_one(self, tmp_path):
+        result = patch(
+            tmp_path,
+            "raise-clip-limit",
+            """
+            import torch
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.0)
+            """,
+        )
+        assert diff_body(result) == [
+            "-torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.0)",
+            "+torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)",
+        ]
+
+    def test_a_limit_from_a_variable_whose_zero_means_off_guards_the_clip(self, tmp_path):
+        result = patch(
+            tmp_path,
+            "raise-clip-limit",
+            """
+            import torch
+            for x in data:
+                loss.backward()
+                torch.nn.utils.clip_grad_value_(model.parameters(), args.clip)
+                opt.step()
+            """,
+        )
+        assert diff_body(result) == [
+            "-    torch.nn.utils.clip_grad_value_(model.parameters(), args.clip)",
+            "+    if args.clip > 0:",
+            "+        torch.nn.utils.clip_grad_value_(model.parameters(), args.clip)",
+        ]
+        assert "runs only when args.clip > 0" in result.note
+
+    def test_a_zero_given_on_the_command_line_goes_back_to_the_scripts_default(self, tmp_path):
+        script = tmp_path / "train.py"
+        script.write_text(
+            "import argparse\n"
+            "p = argparse.ArgumentParser()\n"
+            "p.add_argument('--clip', type=float, default=0.25)\n"
+        )
+        origin = {"kind": "argv", "token": "0", "index": 1, "key": "clip", "value": 0.0}
+        report = report_for(script, config={"origins": {"grad_clip.max": origin}})
+        report.script.argv = ["--clip", "0", "--lr", "20"]
+        result = make_patch("raise-clip-limit", script, report)
+        assert result.argv == ["--clip", "0.25", "--lr", "20"], result.note

@@ -52,6 +52,7 @@ LEARNING = {
             }
         ]
     },
+    "silent_clip_zero_flag.py": {},
     "silent_tiny_lr.py": {},
     "silent_weight_decay_flag.py": {},
 }

@@ -32,6 +32,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "vanishing-gradients": ("gradients", "initialization"),
     "weight-decay-too-strong": ("optimizer", "learning-rate"),
     "constant-inputs": ("dataloader", "normalization"),
+    "gradients-clipped-to-zero": ("gradient-clipping", "optimizer"),
 }
 
 
