@@ -643,3 +643,20 @@ def test_clipping_before_unscale_in_a_real_run_is_a_fact():
         config = capture.snapshot()
     facts = facts_of(config=config)
     assert facts["grad_scaler"] is True and facts["scaler.clip_before_unscale"] is True
+
+
+def test_a_run_that_died_within_its_first_steps_diverged_if_its_loss_rose_tenfold_on_each():
+    def lr_symptom(losses: list[float]):
+        r = report(
+            event={"phase": "forward", "step": len(losses), "value": "nan"},
+            config={"optimizer": "SGD", "lr": 0.3},
+            history=[{"step": s, "loss": v} for s, v in enumerate(losses)],
+        )
+        facts, _ = extract_facts(r)
+        return {s.id: s for s in detect_symptoms(facts, r)[0]}.get("lr-too-high")
+
+    died = lr_symptom([8.8, 513.0])
+    assert died is not None
+    assert "the loss grew 58.3x over the run's first 2 steps (8.8 -> 513)" in died.evidence[-1]
+    assert lr_symptom([8.8, 9.1]) is None  # a loss that barely moved is no divergence
+    assert lr_symptom([8.8, 513.0, 20.0, 40.0, 90.0, 300.0]).evidence  # the longer trend rule

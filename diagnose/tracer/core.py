@@ -250,6 +250,10 @@ class Tracer:
         in the history is that one, as a framework's own log shows it, not the clipped norm
         the optimizer is handed."""
         if self._active and self._on and isinstance(total_norm, torch.Tensor):
+            if self._stepless():
+                # a hand-written update clips after the backward pass that ended its step,
+                # whose row already holds the same norm, measured from the gradients then
+                return
             window = self._window
             slot = window.slot(total_norm)
             if slot >= 0 and total_norm.dim() == 0:

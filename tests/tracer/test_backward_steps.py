@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from diagnose import diagnose_script
@@ -98,3 +99,34 @@ def test_the_api_stops_a_hand_written_loop_at_the_step_of_its_nan():
     except NonFiniteDetected as exc:
         caught = exc
     assert caught is not None and caught.event.step == 9
+
+
+CLIPPED_LOOP = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+x, y = torch.randn(32, 4), torch.randn(32, 1)
+for step in range(6):
+    model.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x) * (step + 1) ** 2, y)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1e9)
+    print(f"norm {norm.item()!r}")
+    for p in model.parameters():
+        p.data.add_(p.grad, alpha=-1e-3)
+"""
+
+
+def test_a_clip_after_a_hand_written_backward_gives_that_steps_norm(tmp_path, capfd):
+    script = tmp_path / "clipped.py"
+    script.write_text(CLIPPED_LOOP)
+    report = diagnose_script(script, [])
+    printed = [
+        float(line.split()[1])
+        for line in capfd.readouterr().out.splitlines()
+        if line.startswith("norm ")
+    ]
+    assert len(printed) == 6
+    recorded = [row.grad_norm for row in report.history]
+    # each step's own norm (measured from its gradients), not the step's before
+    assert recorded == pytest.approx(printed, rel=1e-5)

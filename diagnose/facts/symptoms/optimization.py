@@ -71,13 +71,10 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
             f"the loss grew {num(growth)}x over the run ({num(f.get('run.loss_start'))} -> "
             f"{num(f.get('run.loss_end'))}) {ending}"
         )
-    loss_trend, loss_rising = f.get("loss_trend"), f.get("loss.rising_steps", 0)
-    if loss_trend is not None and loss_trend >= 3 and loss_rising >= 2:
-        trend_parts.append(0.75 if loss_trend >= 10 and loss_rising >= 3 else 0.45)
-        evidence.append(
-            f"loss grew {num(loss_trend)}x over the last steps ({num(f.get('loss.first'))} -> "
-            f"{num(f.get('loss.last'))}), rising {loss_rising} steps in a row before the event"
-        )
+    trend = _loss_trend(f)
+    if trend is not None:
+        trend_parts.append(trend[0])
+        evidence.append(trend[1])
     growth, rising = f.get("grad_norm_growth"), f.get("grad_norm.rising_steps", 0)
     if growth is not None and growth >= 3 and rising >= 2:
         trend_parts.append(0.6 if growth >= 10 and rising >= 3 else 0.3)
@@ -102,6 +99,30 @@ def lr_too_high(f: Facts, report: Report) -> Symptom | None:
     if ratio is not None and ratio <= 1.5:
         confidence *= 0.85  # a steady divergence at an ordinary lr: still the lr, less surely
     return Symptom(id="lr-too-high", confidence=min(confidence, 0.95), evidence=evidence)
+
+
+def _loss_trend(f: Facts) -> tuple[float, str] | None:
+    """How surely the loss's climb before the event says the updates diverged, and how."""
+    loss_trend, loss_rising = f.get("loss_trend"), f.get("loss.rising_steps", 0)
+    points = f.get("loss.points") or 0
+    if loss_trend is None:
+        return None
+    if loss_trend >= 3 and loss_rising >= 2:
+        return (
+            0.75 if loss_trend >= 10 and loss_rising >= 3 else 0.45,
+            f"loss grew {num(loss_trend)}x over the last steps ({num(f.get('loss.first'))} -> "
+            f"{num(f.get('loss.last'))}), rising {loss_rising} steps in a row before the event",
+        )
+    if loss_trend >= 10 and 2 <= points <= 3 and loss_rising >= points - 1:
+        # a run that died within its first steps has no longer trend to show: a loss that
+        # rose tenfold on every one of them is the divergence itself
+        return (
+            0.6,
+            f"the loss grew {num(loss_trend)}x over the run's first {points} steps "
+            f"({num(f.get('loss.first'))} -> {num(f.get('loss.last'))}), rising on each, "
+            "before the event",
+        )
+    return None
 
 
 def _lr_ratio(f: Facts) -> tuple[float | None, str]:
