@@ -128,6 +128,15 @@ class BatchIndices:
                 return [indices[r] for r in rows]
         return None
 
+    def holds_shape_of(self, t: torch.Tensor) -> bool:
+        """Whether a remembered batch has a tensor of ``t``'s shape in another dtype (else
+        ``t`` cannot be a cast of the loader's batch: no need to look at its values)."""
+        return any(
+            b.shape == t.shape and b.dtype != t.dtype
+            for tensors, _ in self._batches
+            for b in tensors
+        )
+
     def cast_overflow(self, t: torch.Tensor, rows: list[int]) -> CastOverflow | None:
         """Whether the non-finite ``rows`` of ``t`` are the loader's finite rows cast to
         ``t``'s dtype (the cast reproduces them exactly), and what they held before."""

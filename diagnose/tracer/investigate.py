@@ -215,6 +215,8 @@ class _Investigation:
         for name, t in tensors:
             if not isinstance(t, torch.Tensor) or t.dim() == 0 or not t.is_floating_point():
                 continue
+            if not self.scene.batch.holds_shape_of(t):
+                continue  # not the shape of anything the loader gave: its values are not read
             at = _bad_rows(t)
             cast = self.scene.batch.cast_overflow(t, at) if at else None
             if cast is not None:
@@ -344,6 +346,8 @@ class _Investigation:
 
 def _bad_rows(t: torch.Tensor) -> list[int]:
     """Positions along dim 0 of ``t``'s rows that hold a nan or an inf."""
+    if t.numel() == 0:
+        return []
     with torch.no_grad():
         return (
             (~torch.isfinite(t.detach()))
