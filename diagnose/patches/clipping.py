@@ -109,14 +109,9 @@ def _alone(statement: cst.SimpleStatementLine, call: cst.Call) -> bool:
 def _restored_limit(ctx: PatchContext, origin: Origin) -> float:
     """The limit to give back to a clip a token (or a file) set to 0: the script's own default
     of that flag, else the value the token replaced, else 1.0."""
-    from diagnose.patches.lr_size import script_flag_default
-
-    if origin.kind == "argv" and origin.key:
-        default = script_flag_default(
-            ctx.report.script.path, origin.key.lstrip("-").replace("-", "_")
-        )
-        if default is not None and default > 0:
-            return default
+    default = _flag_default(ctx, origin)
+    if default is not None and default > 0:
+        return default
     replaced = origin.overrides  # the limit the script had before a token switched it off
     if isinstance(replaced, (int, float)) and not isinstance(replaced, bool) and replaced > 0:
         return float(replaced)
@@ -126,15 +121,20 @@ def _restored_limit(ctx: PatchContext, origin: Origin) -> float:
 def _acting_limit(ctx: PatchContext, origin: Origin) -> float:
     """A clipping limit that acts: the script's own default of the flag a token raised (its
     author's choice), else 1.0."""
+    value = float(origin.value) if isinstance(origin.value, (int, float)) else None
+    default = _flag_default(ctx, origin) if value is not None else None
+    if default is not None and 0 < default < value:
+        return default
+    return float(MAX_NORM)
+
+
+def _flag_default(ctx: PatchContext, origin: Origin) -> float | None:
+    """The script's own argparse default of the flag a command-line origin names."""
     from diagnose.patches.lr_size import script_flag_default
 
-    value = float(origin.value) if isinstance(origin.value, (int, float)) else None
-    if origin.kind == "argv" and origin.key and value is not None:
-        dest = origin.key.lstrip("-").replace("-", "_")
-        default = script_flag_default(ctx.report.script.path, dest)
-        if default is not None and 0 < default < value:
-            return default
-    return float(MAX_NORM)
+    if origin.kind != "argv" or not origin.key:
+        return None
+    return script_flag_default(ctx.report.script.path, origin.key.lstrip("-").replace("-", "_"))
 
 
 @patcher("unscale-before-clipping")
