@@ -230,19 +230,9 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
         steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
     status = data.get("status")
     if status == "clean":
-        first, last = loss_span(data)
-        if must_learn and first is not None and last is not None:
-            if last < first:
-                return Outcome(
-                    True,
-                    f"patched run stayed finite for {steps}; its loss fell from "
-                    f"{num(first)} to {num(last)}",
-                )
-            return Outcome(
-                False,
-                f"patched run stayed finite for {steps}; its loss did not fall "
-                f"({num(first)} -> {num(last)})",
-            )
+        loss = loss_words(data)
+        if must_learn and loss is not None:
+            return Outcome(loss[1], f"patched run stayed finite for {steps}; {loss[0]}")
         return Outcome(True, f"patched run stayed finite for {steps}")
     if status == "silent":
         found = "; ".join(_titles(data)) or "a finding of the learning watch"
@@ -288,6 +278,16 @@ def loss_span(data: dict[str, Any] | None) -> tuple[float | None, float | None]:
         and math.isfinite(row["loss"])
     ]
     return (losses[0], losses[-1]) if losses else (None, None)
+
+
+def loss_words(data: dict[str, Any] | None) -> tuple[str, bool] | None:
+    """What a patched run's loss did, in words, and whether it fell; None when not recorded."""
+    first, last = loss_span(data)
+    if first is None or last is None:
+        return None
+    if last < first:
+        return f"its loss fell from {num(first)} to {num(last)}", True
+    return f"its loss did not fall ({num(first)} -> {num(last)})", False
 
 
 def _titles(data: dict) -> list[str]:

@@ -74,14 +74,12 @@ def judge_candidate(
     """One rung's verdict in words, and whether it works (finite and the loss went down)."""
     if verified is not True:
         return note, False
-    from diagnose.verify import loss_span
+    from diagnose.verify import loss_words
 
-    first, last = loss_span(data)
-    if first is None or last is None:
+    loss = loss_words(data)
+    if loss is None:
         return f"{note}; its loss was not recorded", False
-    if last < first:
-        return f"{note}; its loss fell from {num(first)} to {num(last)}", True
-    return f"{note}; its loss did not fall ({num(first)} -> {num(last)})", False
+    return f"{note}; {loss[0]}", loss[1]
 
 
 def _steps(data: dict[str, Any] | None) -> int | None:
