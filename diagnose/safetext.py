@@ -48,6 +48,7 @@ _ESCAPES = re.compile(
 )
 _NEWLINES = re.compile(r"\r\n?")
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # Raw in ``json.dumps(..., ensure_ascii=False)`` and pydantic's JSON, shown by a terminal as
 # controls: escaped as \\uNNNN, which JSON reads back as the same character.
 _JSON_RAW = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -72,6 +73,13 @@ def safe(text: object) -> str:
 def one_line(text: object) -> str:
     """``safe`` text on one line: newlines and tabs become spaces (table cells, error lines)."""
     return " ".join(safe(text).replace("\t", " ").split("\n"))
+
+
+def visible(text: object) -> str:
+    """``text`` on one line with every control (newline, tab and ESC too), bidi control and
+    lone surrogate shown as ``\\xNN`` / ``\\uNNNN``: for a name (a path, an id), where
+    removing an escape sequence would name another file than the one that is there."""
+    return _ANY_CONTROL.sub(_visible, "" if text is None else str(text))
 
 
 def json_text(dumped: str) -> str:

@@ -15,7 +15,11 @@ guess or reuse:
   folder with the original's mode (and owner, where allowed), syncs it, and renames it over the
   original, after checking the original is still the file that was read;
 - ``create_new_file(folder, names, data, mode)`` creates the first of ``names`` that does not
-  exist yet (a symlink, even a dangling one, counts as existing).
+  exist yet (a symlink, even a dangling one, counts as existing);
+- ``write_output(path, data, replace=...)`` writes a file a command was asked to produce (an
+  export, mined skeletons): created exclusively, or -- only when ``replace`` says the user
+  agreed -- an existing regular file of this user's replaced atomically. A link there is never
+  followed, and another user's file is never replaced.
 
 Every refusal is a ``UsageError`` of one line.
 """
@@ -152,6 +156,67 @@ def create_new_file(folder: Path, names: Iterable[str], data: bytes, mode: int) 
     raise UsageError(
         f"{one_line(folder)}: every name for the new file is taken; remove old ones first"
     )
+
+
+class OutputExists(UsageError):
+    """The output's path holds a file already: the caller may ask the user, then replace it."""
+
+
+def write_output(path: str | Path, data: bytes, *, replace: bool = False) -> Path:
+    """Write ``data`` to ``path`` as a new file, or over this user's regular file there when
+    ``replace`` (the user said yes); the path written.
+
+    The folder is resolved and held open; the last component is looked at without following
+    it. A symlink there (even one to this user's own file) is refused: writing through it
+    would change a file the user never named. :class:`OutputExists` when a file is there and
+    ``replace`` is False; UsageError for everything else that cannot be written.
+    """
+    given = Path(path)
+    folder = resolve(given.parent if str(given.parent) else ".")
+    name = given.name
+    if name in ("", ".", ".."):
+        raise UsageError(f"{one_line(given)}: not a file name")
+    with _folder(folder) as handle:
+        try:
+            current: os.stat_result | None = os.stat(name, dir_fd=handle, follow_symlinks=False)
+        except FileNotFoundError:
+            current = None
+        except OSError as exc:
+            raise UsageError(
+                f"{one_line(given)}: cannot check before writing: {exc.strerror}"
+            ) from None
+        if current is None:
+            return create_new_file(folder, [name], data, NEW_FILE_MODE)
+        refusal = foreign_file(current)
+        if refusal is not None:
+            raise UsageError(f"{one_line(given)}: {refusal}; nothing written")
+        if not replace:
+            raise OutputExists(f"{one_line(given)}: exists; not replaced")
+    replace_user_file(UserFile(folder / name, b"", current), data)
+    return folder / name
+
+
+def foreign_file(info: os.stat_result) -> str | None:
+    """Why a file diagnose would write over (``lstat`` of it) is not its to replace, or None:
+    a symbolic link, something that is not a regular file, or another user's file."""
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link (not followed)"
+    if not stat.S_ISREG(info.st_mode):
+        return f"not a regular file ({kind_of(info.st_mode)})"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return f"belongs to another user (uid {info.st_uid})"
+    return None
+
+
+def _read_umask() -> int:
+    # Read once, at import: setting the umask to read it would race other threads' files.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()
+NEW_FILE_MODE = 0o666 & ~_UMASK  # what a plain open() would have given a new file
 
 
 @contextlib.contextmanager

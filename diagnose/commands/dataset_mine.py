@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.safetext import json_text, visible
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
 KIND_WORDS = {"raise": "raise", "warn": "warn", "log": "log", "cpp": "C++ checks"}
@@ -97,8 +97,9 @@ def add_arguments(sub: Any) -> None:
 
 
 def safe(text: object) -> str:
-    """Text from the mined tree (paths, messages) with control characters made visible."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    """Text from the mined tree (paths, messages) on one line, every control, bidi control
+    and undecodable byte shown as ``\\xNN`` (``safetext.visible``)."""
+    return visible(text)
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -167,7 +168,9 @@ def _check_out(path: Path) -> None:
 
 
 def _line(wrapper: dict) -> str:
-    return json.dumps(wrapper, ensure_ascii=False, separators=(",", ":"))
+    """One JSON Lines record; the characters a terminal would act on (C1, bidi controls, lone
+    surrogates) escaped as ``\\uNNNN``, which reads back as the same text."""
+    return json_text(json.dumps(wrapper, ensure_ascii=False, separators=(",", ":")))
 
 
 def _write_stream(stream: Any, wrappers: list[dict]) -> None:
@@ -176,18 +179,22 @@ def _write_stream(stream: Any, wrappers: list[dict]) -> None:
 
 
 def _write(path: Path, wrappers: list[dict]) -> None:
+    """The skeletons to a ``.jsonl`` file (this user's file there replaced, never a link
+    followed) or to new files in a new or empty folder (each created exclusively)."""
+    from diagnose.userwrite import NEW_FILE_MODE, create_new_file, write_output
+
     try:
         if path.suffix.lower() in (".jsonl", ".ndjson", ".json", ".txt"):
-            with path.open("w", encoding="utf-8") as fh:
-                _write_stream(fh, wrappers)
+            text = "".join(_line(wrapper) + "\n" for wrapper in wrappers)
+            write_output(path, text.encode("utf-8"), replace=True)
             return
         path.mkdir(parents=True, exist_ok=True)
         width = max(3, len(str(len(wrappers))))
         for i, wrapper in enumerate(wrappers):
             name = f"{i:0{width}d}_{wrapper['record']['slug']}.json"
-            (path / name).write_text(_line(wrapper) + "\n", encoding="utf-8")
+            create_new_file(path, [name], (_line(wrapper) + "\n").encode("utf-8"), NEW_FILE_MODE)
     except OSError as exc:
-        raise UsageError(f"--out {path}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"--out {safe(path)}: cannot write: {exc.strerror or exc}") from None
 
 
 def _n(count: int, word: str) -> str:

@@ -25,6 +25,7 @@ import fnmatch
 import importlib.util
 import os
 import re
+import stat
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from diagnose.errors import UsageError
+from diagnose.userfiles import kind_of
 
 PYTHON_SUFFIXES = (".py",)
 CPP_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".mm")
@@ -39,6 +41,9 @@ TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz
 ZIP_SUFFIXES = (".whl", ".zip")
 REPO_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 DEFAULT_MAX_SIZE = 2 * 1024 * 1024
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _GIT_VERSION = re.compile(rb"""^git_version\s*(?::\s*str\s*)?=\s*['"]([0-9a-f]{40})['"]""", re.M)
 
 
@@ -181,32 +186,63 @@ def _walk(root: Path, base: Path, selection: Selection) -> Iterator[SourceFile]:
             path = Path(folder) / name
             inner = path.relative_to(base).as_posix()
             repo_path = selection.repo_path(inner)
+            if not _decodable(repo_path):
+                yield SourceFile(_shown(repo_path), None, "a name that is not UTF-8 (not read)")
+                continue
             if not selection.wants(repo_path):
                 continue
             yield _read_file(path, root, repo_path, selection.max_size)
 
 
-def _read_file(path: Path, root: Path, repo_path: str, max_size: int) -> SourceFile:
+def _decodable(name: str) -> bool:
+    """False for a name holding bytes the file system gave undecoded (lone surrogates)."""
     try:
-        if path.is_symlink():
-            target = path.resolve()
-            inside = target == root or root in target.parents
-            why = (
-                "a symbolic link (its target is mined under its own path)"
-                if inside
-                else "a symbolic link out of the tree (not followed)"
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(name: str) -> str:
+    """An undecodable name with its raw bytes written as ``\\xNN``, so it can be printed."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _read_file(path: Path, root: Path, repo_path: str, max_size: int) -> SourceFile:
+    """The bytes of one tree entry, or why not: a link is looked at (never followed), a FIFO
+    or device is never opened, and the entry is checked again on the open handle."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return SourceFile(repo_path, None, _link_reason(path, root))
+        if not stat.S_ISREG(info.st_mode):
+            return SourceFile(repo_path, None, f"not a regular file ({kind_of(info.st_mode)})")
+        if info.st_size > max_size:
+            return SourceFile(
+                repo_path, None, f"{info.st_size} bytes, over the {max_size}-byte cap"
             )
-            return SourceFile(repo_path, None, why)
-        size = path.stat().st_size
-        if size > max_size:
-            return SourceFile(repo_path, None, f"{size} bytes, over the {max_size}-byte cap")
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            now = os.fstat(fh.fileno())
+            if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+                return SourceFile(repo_path, None, "replaced while being read (not read)")
             data = fh.read(max_size + 1)
     except OSError as exc:
         return SourceFile(repo_path, None, f"cannot be read: {exc.strerror or exc}")
     if len(data) > max_size:
         return SourceFile(repo_path, None, f"over the {max_size}-byte cap")
     return SourceFile(repo_path, data)
+
+
+def _link_reason(path: Path, root: Path) -> str:
+    """Why a link is skipped: its target is mined under its own path, lies outside, or loops."""
+    try:
+        target = Path(os.path.realpath(path, strict=True))
+    except (OSError, RuntimeError):  # a loop (ELOOP; RuntimeError before Python 3.13) or dangling
+        return "a symbolic link that loops or leads nowhere (not followed)"
+    if target == root or root in target.parents:
+        return "a symbolic link (its target is mined under its own path)"
+    return "a symbolic link out of the tree (not followed)"
 
 
 def _single(path: Path, selection: Selection) -> Iterator[SourceFile]:
