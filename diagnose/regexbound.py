@@ -61,7 +61,8 @@ def compile_bounded(pattern: str) -> Any:
         raise UnboundedPattern(f"a pattern is text, got {type(pattern).__name__}")
     reason = pattern_error(pattern)
     if reason is not None:
-        raise UnboundedPattern(f"pattern does not compile: {reason}")
+        shape = reason.startswith("pattern ")  # too long, too deep, too costly: said whole
+        raise UnboundedPattern(reason if shape else f"pattern does not compile: {reason}")
     source = pattern if is_safe_subset(pattern) else _as_re_reads_it(pattern)
     try:
         return regex.compile(source, regex.V0)

@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError
 
+from diagnose import jsonsafe
 from diagnose.atomic import write_atomic
 from diagnose.errors import read_user_text
 from diagnose.safetext import json_text
@@ -614,7 +615,7 @@ class Report(_Model):
         path = Path(path)
         text = read_user_text(path, "report file", ReportError, cap=REPORT_CAP)
         try:
-            data = json.loads(text)
+            data = jsonsafe.loads(text)
         except json.JSONDecodeError as exc:
             raise ReportError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
         except RecursionError:

@@ -7,6 +7,13 @@ and minutes. The loader here counts, while it composes, how many nodes the docum
 once every alias is expanded, and stops past :data:`MAX_NODES`; the text is capped before
 parsing, and nesting deeper than Python's recursion allows is refused too. Each limit raises
 :class:`YAMLLimitError` with one line.
+
+The values are JSON's kinds only, so that everything downstream (schema validation, pydantic,
+``json.dumps``, a terminal) can take them: an integer of more than :data:`MAX_INT_DIGITS`
+digits (Python refuses to read one past 4,300 and nothing here means one past 10^40), binary
+data (``!!binary``), a set (``!!set``) and a string holding a lone surrogate (``"\\ud800"``,
+not text any encoder can write) are refused with the line they are on; a timestamp
+(``2024-01-01``, which YAML 1.1 reads as a date) stays the text it was written as.
 """
 
 from __future__ import annotations
@@ -15,8 +22,11 @@ from typing import Any
 
 import yaml
 
+from diagnose.jsonsafe import MAX_INT_DIGITS
+
 MAX_CHARS = 4 * 1024 * 1024  # a rule or config file is a few KB
 MAX_NODES = 100_000  # nodes with every alias expanded; a rule file has about a hundred
+_DIGIT = frozenset("0123456789abcdefABCDEF")
 
 
 class YAMLLimitError(ValueError):
@@ -52,6 +62,51 @@ class _LimitedLoader(yaml.SafeLoader):
             )
         self._sizes[id(node)] = size
         return node
+
+
+def _refuse(node: yaml.Node, what: str) -> YAMLLimitError:
+    return YAMLLimitError(f"{what} at line {node.start_mark.line + 1}: not allowed here")
+
+
+def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    digits = sum(ch in _DIGIT for ch in str(node.value))
+    if digits > MAX_INT_DIGITS:
+        raise YAMLLimitError(
+            f"an integer of {digits:,} digits at line {node.start_mark.line + 1}: too large "
+            f"(at most {MAX_INT_DIGITS} digits)"
+        )
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+def _text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    value = loader.construct_scalar(node)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _refuse(node, "a lone surrogate (not text) in a string") from None
+    return value
+
+
+def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+def _binary(_loader: yaml.SafeLoader, node: yaml.Node) -> None:
+    raise _refuse(node, "binary data (!!binary)")
+
+
+def _set(_loader: yaml.SafeLoader, node: yaml.Node) -> None:
+    raise _refuse(node, "a set (!!set; write a list)")
+
+
+for _tag, _constructor in (
+    ("tag:yaml.org,2002:int", _bounded_int),
+    ("tag:yaml.org,2002:str", _text),
+    ("tag:yaml.org,2002:timestamp", _timestamp_as_text),
+    ("tag:yaml.org,2002:binary", _binary),
+    ("tag:yaml.org,2002:set", _set),
+):
+    _LimitedLoader.add_constructor(_tag, _constructor)
 
 
 def compose(text: str) -> tuple[Any, yaml.Node | None]:

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from diagnose import yamlsafe
+from diagnose import jsonsafe, yamlsafe
 from diagnose.errors import UsageError, read_user_text
 from diagnose.report import Config
 from diagnose.yamlsafe import YAMLLimitError
@@ -58,13 +58,13 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     text = read_user_text(path, "config file")
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
+            data = jsonsafe.loads(text)
         except json.JSONDecodeError as exc:
             raise UsageError(
                 f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
             ) from None
-        except (RecursionError, ValueError) as exc:  # nested too deep, an endless integer
-            raise UsageError(f"{path}: not JSON that can be read: {type(exc).__name__}") from None
+        except ValueError as exc:  # nested too deep, an endless integer
+            raise UsageError(f"{path}: not JSON that can be read: {exc}") from None
     else:
         try:
             data = yamlsafe.load(text)

@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from diagnose import jsonsafe
+from diagnose.jsonsafe import JSONLimitError
 from diagnose.records.models import ErrorRecord, Item, RecordWrapper
 from diagnose.records.rules import rule_errors
 from diagnose.records.schema import json_path, schema_errors
@@ -147,9 +149,12 @@ def _decode_error(data: bytes) -> Finding | None:
 
 def _slow_line(out: Parsed, line: bytes, n: int) -> None:
     try:
-        raw = json.loads(line.decode("utf-8"))
+        raw = jsonsafe.loads(line.decode("utf-8"))
     except json.JSONDecodeError as exc:
         out.findings.append((n, exc.colno, None, None, f"malformed JSON: {exc.msg}"))
+        return
+    except JSONLimitError as exc:
+        out.findings.append((n, None, None, None, str(exc).replace(" at line 1", "")))
         return
     _one_item(out, raw, n, None)
 
@@ -298,7 +303,10 @@ def parse_bytes(data: bytes, suffix: str) -> Parsed:
 def _document_slow(out: Parsed, data: bytes) -> Parsed:
     text = data.decode("utf-8")
     try:
-        value = json.loads(text)
+        value = jsonsafe.loads(text)
+    except JSONLimitError as exc:
+        out.findings.append((None, None, None, None, str(exc)))
+        return out
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and "\n" in text.strip():
             _json_lines(out, data, data)  # several JSON values, one per line

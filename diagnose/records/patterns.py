@@ -6,13 +6,27 @@ with a few holes (``\\d+``, ``[^']+``, ``(?:a|b)``, ``.*?``), so a single C-spee
 expression first recognises that safe subset: everything it accepts is known to compile. Only
 patterns outside the subset go to ``re.compile`` (whose verdict is then cached by pattern).
 A property-based test checks that the recogniser never accepts a pattern ``re`` rejects.
+
+Compiling is bounded too. ``re`` keeps a counted repeat as one opcode, but the bounded engine
+that runs file patterns (``diagnose.regexbound``) unrolls each ``x{n}`` n times, so a 24-byte
+``(?:(?:x{300}){300}){300}`` takes gigabytes there before any match timeout can act. Every
+pattern is checked first for its length, its nesting depth and the size it has once its
+counted repeats are unrolled (each repeat's lower count times the size of what it repeats);
+past a limit it is refused with one line like any invalid pattern.
 """
 
 from __future__ import annotations
 
 import re
+import re._constants as sre_constants
+import re._parser as sre_parse
 import warnings
 from functools import lru_cache
+from typing import Any
+
+MAX_CHARS = 16_384  # a message pattern is a few hundred characters
+MAX_DEPTH = 64  # groups, repeats and alternatives inside each other
+MAX_UNROLLED = 100_000  # about 25 MB and 0.1 s for the bounded engine to compile
 
 # Building blocks of the safe subset. Every construct here compiles in every context it can
 # appear in below; anything else (ranges other than a-z/A-Z/0-9, counted repeats with a
@@ -52,6 +66,9 @@ def is_safe_subset(pattern: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _compile_error(pattern: str) -> str | None:
+    shape = _shape_error(pattern)
+    if shape is not None:
+        return shape
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -68,6 +85,70 @@ def pattern_error(pattern: str) -> str | None:
 
     The reason is ``re``'s own message, e.g. ``unbalanced parenthesis at position 12``.
     """
+    if len(pattern) > MAX_CHARS:
+        return f"pattern too long ({len(pattern):,} characters; at most {MAX_CHARS:,})"
     if is_safe_subset(pattern):
-        return None
+        return _cached_shape_error(pattern) if "{" in pattern else None
     return _compile_error(pattern)
+
+
+class _TooCostly(Exception):
+    """Raised out of the walk as soon as a limit is passed (the message says which)."""
+
+
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+
+
+@lru_cache(maxsize=4096)
+def _cached_shape_error(pattern: str) -> str | None:
+    return _shape_error(pattern)
+
+
+def _shape_error(pattern: str) -> str | None:
+    """Why compiling ``pattern`` would cost too much (see the module doc), or None; a
+    pattern ``re`` cannot parse is left to ``re.compile`` to explain."""
+    if len(pattern) > MAX_CHARS:
+        return f"pattern too long ({len(pattern):,} characters; at most {MAX_CHARS:,})"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = sre_parse.parse(pattern)
+    except RecursionError:
+        return f"pattern nested too deep (more than {MAX_DEPTH} levels)"
+    except (re.error, OverflowError, ValueError):
+        return None
+    try:
+        _unrolled(parsed, 0)
+    except _TooCostly as exc:
+        return str(exc)
+    return None
+
+
+def _unrolled(items: Any, depth: int) -> int:
+    """The size of ``items`` (a parsed pattern) with every counted repeat unrolled."""
+    if depth > MAX_DEPTH:
+        raise _TooCostly(f"pattern nested too deep (more than {MAX_DEPTH} levels)")
+    total = 0
+    for op, arg in items:
+        if op in _REPEATS:
+            low, _high, inner = arg
+            total += max(low, 1) * _unrolled(inner, depth + 1)
+        elif op is sre_constants.SUBPATTERN:
+            total += 1 + _unrolled(arg[-1], depth + 1)
+        elif op is sre_constants.BRANCH:
+            total += 1 + sum(_unrolled(branch, depth + 1) for branch in arg[1])
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            total += 1 + _unrolled(arg[1], depth + 1)
+        elif op is sre_constants.ATOMIC_GROUP:
+            total += 1 + _unrolled(arg, depth + 1)
+        elif op is sre_constants.GROUPREF_EXISTS:
+            _group, yes, no = arg
+            total += 1 + _unrolled(yes, depth + 1) + (_unrolled(no, depth + 1) if no else 0)
+        else:
+            total += 1
+        if total > MAX_UNROLLED:
+            raise _TooCostly(
+                f"pattern too costly to compile: its counted repeats unroll to more than "
+                f"{MAX_UNROLLED:,} items"
+            )
+    return total
