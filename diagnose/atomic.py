@@ -3,12 +3,15 @@
 The new content goes to a temporary file created exclusively in the target's own folder (a
 rename is atomic only within one filesystem), is flushed to disk, and is then renamed over
 the target. A target that exists and is not a regular file (``/dev/stdout``, a named pipe, a
-terminal) is a stream, not a file to replace: it is written to directly.
+terminal) is a stream, not a file to replace: it is written to directly. Another user's file
+(reached through a link someone planted) is never replaced: the rename would put a file of
+this user's in its place.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -36,6 +39,7 @@ def write_atomic(path: Path, text: str) -> None:
             stream.write(data)
         return
     target = Path(os.path.realpath(path))
+    _refuse_foreign(target)
     mode = _mode_for(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -50,6 +54,17 @@ def write_atomic(path: Path, text: str) -> None:
             os.unlink(tmp)
         raise
     _sync_folder(target.parent)
+
+
+def _refuse_foreign(target: Path) -> None:
+    try:
+        owner = os.stat(target).st_uid
+    except OSError:
+        return
+    if hasattr(os, "geteuid") and owner != os.geteuid():
+        raise PermissionError(
+            errno.EPERM, f"{target} belongs to another user (uid {owner}); not replaced"
+        )
 
 
 def _mode_for(target: Path) -> int:

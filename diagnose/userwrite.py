@@ -158,6 +158,70 @@ def create_new_file(folder: Path, names: Iterable[str], data: bytes, mode: int) 
     )
 
 
+_REPORT_HEAD = 4096  # a report's first keys ("version", "status") come in its first bytes
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """A file the run reads, and what it is to the run (``the script of this run``)."""
+
+    path: str | Path
+    role: str
+
+
+def check_report_target(
+    given: str | Path, inputs: Iterable[RunInput] = (), flag: str = "--report"
+) -> None:
+    """UsageError (one line) when a report written at ``given`` would replace a file the user
+    did not ask to have replaced.
+
+    The file that would be replaced is the one ``given`` resolves to (links followed, as the
+    write follows them). It is refused when it is the same file (same device and inode, so a
+    hard link or another spelling counts) as one of ``inputs``; when it belongs to another
+    user (a link planted in a shared folder); and when it exists, is not empty, and is not a
+    diagnose report: ``--report utils.py`` would otherwise replace a module the script
+    imports, which no list of inputs can name in advance. A missing path, an empty file and
+    an earlier report pass.
+    """
+    real = Path(os.path.realpath(given))
+    try:
+        info = os.stat(real)
+    except OSError:
+        return
+    if not stat.S_ISREG(info.st_mode):
+        return  # a folder or a stream: the caller decides
+    for item in inputs:
+        try:
+            other = os.stat(item.path)
+        except (OSError, ValueError):
+            continue
+        if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+            raise UsageError(
+                f"{flag} {one_line(given)}: is {item.role} ({one_line(item.path)}); "
+                "the report would overwrite it"
+            )
+    refusal = foreign_file(info)
+    if refusal is not None:
+        raise UsageError(f"{flag} {one_line(given)}: {one_line(real)} {refusal}; not replaced")
+    if info.st_size and not _looks_like_report(real):
+        raise UsageError(
+            f"{flag} {one_line(given)}: {one_line(real)} exists and is not a diagnose report; "
+            "not replaced (name a new file, or remove it first)"
+        )
+
+
+def _looks_like_report(path: Path) -> bool:
+    """Whether the regular file at ``path`` starts as a report does: ``{"version": ...,
+    "status": ...`` (read without blocking, at most its first few KiB)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        head = handle.read(_REPORT_HEAD)
+    return head.lstrip().startswith(b"{") and b'"version"' in head and b'"status"' in head
+
+
 class OutputExists(UsageError):
     """The output's path holds a file already: the caller may ask the user, then replace it."""
 

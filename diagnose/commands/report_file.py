@@ -3,7 +3,9 @@
 - The path is resolved once, before the script starts: a script that calls ``os.chdir``
   does not move the report, and the messages name the file actually written.
 - A folder that does not exist or cannot be written to is a usage error before the run
-  (exit 2), not a failure after it.
+  (exit 2), not a failure after it; so is a path whose file the report must not replace: the
+  script or another input of the run, another user's file (through a link), or any file that
+  is not a diagnose report (``userwrite.check_report_target``).
 - The path is claimed at once with a report saying the run has not finished, so a report
   left there by an earlier run can never pass for this one's, even if this process is
   killed outright; the run's own report replaces it, atomically, as soon as the run ends.
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from diagnose.atomic import is_stream
 from diagnose.errors import UsageError
 from diagnose.report import Report
+from diagnose.userwrite import RunInput, check_report_target
 
 
 class ReportFile:
@@ -34,9 +38,11 @@ class ReportFile:
         self._claimed = False  # the file at path is still the start-of-run report
 
     @classmethod
-    def check(cls, given: Path) -> ReportFile:
-        """The resolved target, or a UsageError saying in one line why it cannot be written."""
+    def check(cls, given: Path, inputs: Iterable[RunInput] = ()) -> ReportFile:
+        """The resolved target, or a UsageError saying in one line why it cannot be written
+        (``inputs``: the files the run reads, never to be replaced by its report)."""
         target = cls(given)
+        check_report_target(given, inputs)
         path = target.path
         if path.is_dir():
             raise UsageError(f"--report {given}: is a folder, not a file")

@@ -19,6 +19,7 @@ from diagnose.commands.report_file import ReportFile
 from diagnose.errors import ExitStatus, UsageError
 from diagnose.options import OptionError, at_least_one, flag
 from diagnose.safetext import one_line
+from diagnose.userwrite import RunInput
 
 if TYPE_CHECKING:
     from diagnose.runner import RunOptions
@@ -109,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
     for path in [*args.dataset, *args.rules]:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-    target = ReportFile.check(args.report) if args.report else None
+    target = ReportFile.check(args.report, run_inputs(args)) if args.report else None
     if target is not None:
         options.before_run = target.claim
     if args.nproc is not None and args.nproc > 1:
@@ -120,6 +121,23 @@ def main(args: argparse.Namespace) -> int:
     if ctx is not None:  # one rank of a torchrun launch: the ranks share the terminal
         return _run_rank(ctx, args, options, target, choose_format(args.format, ui=False))
     return _run_here(args, options, target, choose_format(args.format))
+
+
+def run_inputs(args: argparse.Namespace) -> list[RunInput]:
+    """The files the run reads, which its report must never replace: the script, the
+    ``--config``, ``--dataset`` and ``--rules`` files, and every file the script's arguments
+    name (``data.csv``, ``--out=model.pt``) that exists now."""
+    named = [RunInput(args.script, "the script of this run")]
+    if args.config is not None:
+        named.append(RunInput(args.config, "the run's --config file"))
+    named += [RunInput(path, "a --dataset file of this run") for path in args.dataset]
+    named += [RunInput(path, "a --rules file of this run") for path in args.rules]
+    for arg in args.script_args:
+        for value in {arg, arg.partition("=")[2]} - {""}:
+            with contextlib.suppress(OSError, ValueError):
+                if os.path.isfile(value):
+                    named.append(RunInput(value, "a file named in the script's arguments"))
+    return named
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
