@@ -49,6 +49,7 @@ _ESCAPES = re.compile(
 _NEWLINES = re.compile(r"\r\n?")
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_INVISIBLE = re.compile(r"[\u061c\u200b-\u200f\u2028\u2029\u2060\ufeff]")
 # Raw in ``json.dumps(..., ensure_ascii=False)`` and pydantic's JSON, shown by a terminal as
 # controls: escaped as \\uNNNN, which JSON reads back as the same character.
 _JSON_RAW = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -80,6 +81,18 @@ def visible(text: object) -> str:
     lone surrogate shown as ``\\xNN`` / ``\\uNNNN``: for a name (a path, an id), where
     removing an escape sequence would name another file than the one that is there."""
     return _ANY_CONTROL.sub(_visible, "" if text is None else str(text))
+
+
+def paste_safe(text: object) -> str:
+    """``text`` for the clipboard (a patch to paste into an editor or a shell).
+
+    What ``safe`` does -- every escape sequence removed (so ``ESC [201~`` cannot end a shell's
+    bracketed paste and run what follows it), ``CR`` made a newline (a line cannot hide behind
+    another), other controls, bidi overrides and isolates shown as ``\\xNN`` -- and also
+    the invisible marks that reorder or split what a reader sees (LRM, RLM, ALM, zero-width
+    characters, U+2028/U+2029 line separators, the BOM), shown as ``\\uNNNN``.
+    """
+    return _INVISIBLE.sub(_visible, safe(text))
 
 
 def json_text(dumped: str) -> str:

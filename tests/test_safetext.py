@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from diagnose.safetext import json_text, one_line, safe, strip_escapes
+from diagnose.safetext import json_text, one_line, paste_safe, safe, strip_escapes
 from tests.untrusted import assert_no_controls, examples, hostile_text
 
 
@@ -96,3 +97,48 @@ def test_json_text_escapes_raw_controls_and_reads_back_the_same(text):
 def test_json_text_escapes_c1_del_bidi_and_surrogates():
     dumped = json_text(json.dumps(["\x85\x9b\x7f\u202e\ud800"], ensure_ascii=False))
     assert dumped == '["\\u0085\\u009b\\u007f\\u202e\\ud800"]'
+
+
+# --- text for the clipboard ---------------------------------------------------------------
+
+PASTE_ATTACKS = (
+    "\x1b[201~",  # ends a shell's bracketed paste: what follows runs as typed
+    "\x9b201~",  # the same with the 8-bit CSI
+    "\x1b[200~",
+    "\r",  # a line that returns to its start hides what came before it
+    "\r\n",
+    "\u202e",  # right-to-left override: the line reads backwards
+    "\u2066",
+    "\u2069",
+    "\u200f",  # right-to-left mark
+    "\u061c",
+    "\u200b",  # zero width space
+    "\u2028",  # line separator
+    "\ufeff",
+    "\x00",
+    "\x7f",
+    "\x08",
+)
+paste_text = st.lists(
+    st.one_of(st.text(max_size=6), st.sampled_from(PASTE_ATTACKS), hostile_text), max_size=8
+).map("".join)
+_UNPASTEABLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+@given(text=paste_text)
+@examples(300)
+def test_clipboard_text_can_neither_end_a_bracketed_paste_nor_hide_or_reorder_a_line(text):
+    out = paste_safe(text)
+    bad = _UNPASTEABLE.search(out)
+    assert bad is None, (bad.group(), out)
+    assert "\x1b" not in out and "\x9b" not in out and "\r" not in out  # no paste terminator
+    out.encode("utf-8")
+
+
+def test_a_patch_that_ends_the_paste_and_runs_a_command_pastes_as_plain_text():
+    patch = "-lr = 1.0\n+lr = 1e-3\x1b[201~\rrm -rf ~\n\u202eevil\u202c"
+    out = paste_safe(patch)
+    assert out == "-lr = 1.0\n+lr = 1e-3\nrm -rf ~\n\\u202eevil\\u202c"
+    assert paste_safe("+x = 1\n\t+y = 2\n") == "+x = 1\n\t+y = 2\n"  # a real patch is unchanged

@@ -19,6 +19,8 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from diagnose.errors import UsageError
 from diagnose.render import RENDERERS, Renderer
 from diagnose.report import Fix, Report
+from diagnose.safetext import paste_safe
+from diagnose.userwrite import OutputExists, write_output
 from diagnose.verify_progress import OnProgress
 from tui.messages import Applied, Verified, VerifyProgress
 from tui.screens.confirm import ConfirmScreen
@@ -206,10 +208,12 @@ class DiagnoseApp(App[int]):
         if fix is None:
             self.notify("No fix to copy.", severity="warning")
             return
-        text = fix.patch or fix.example_patch
+        raw = fix.patch or fix.example_patch
+        text = paste_safe(raw)
         self.copy_to_clipboard(text)
         what = "patch" if fix.patch else "example (no concrete patch)"
-        self.notify(f"Copied the {what} of {safe_id(fix)}.")
+        made_safe = " (characters a terminal would act on were removed or shown as \\xNN)"
+        self.notify(f"Copied the {what} of {safe_id(fix)}{made_safe if text != raw else ''}.")
 
     def ask_apply(self, fix: Fix) -> None:
         if not fix.patch:
@@ -336,15 +340,40 @@ class DiagnoseApp(App[int]):
         return target
 
     def export(self, renderer: Renderer) -> None:
-        """Write the report in ``renderer``'s format next to the opened report."""
+        """Write the report in ``renderer``'s format next to the opened report: a new file,
+        or -- once the user says yes -- over their own file of that name; never through a
+        link, never over another user's file (``diagnose.userwrite.write_output``)."""
         path = self.export_path(renderer.suffix)
         try:
-            text = renderer.write(self.report, False)
-            path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+            data = (renderer.write(self.report, False).rstrip("\n") + "\n").encode("utf-8")
         except Exception as exc:
-            self.notify(f"Export failed: {exc}", severity="error")
+            self.notify(f"Export failed: {one_line(exc)}", severity="error")
             return
-        self.notify(f"Wrote {path}")
+        if not self._write_export(path, data, replace=False):
+            question = Text("Replace ")
+            question.append_text(literal(path, "bold"))
+            question.append("?\nIt exists; the export would take its place.")
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._write_export(path, data, replace=True)
+                else:
+                    self.notify(f"Not exported: {one_line(path)} kept as it was.")
+
+            self.push_screen(ConfirmScreen(question), answered)
+
+    def _write_export(self, path: Path, data: bytes, replace: bool) -> bool:
+        """Write one export and say so; False only when a file is there and ``replace`` is
+        False (the caller asks first)."""
+        try:
+            written = write_output(path, data, replace=replace)
+        except OutputExists:
+            return False
+        except (UsageError, OSError) as exc:
+            self.notify(f"Export failed: {one_line(exc)}", severity="error")
+            return True
+        self.notify(f"Wrote {one_line(written)}")
+        return True
 
 
 def _count(title: str, n: int) -> str:
