@@ -52,7 +52,15 @@ def choose_format(asked: str | None, *, ui: bool = True) -> str:
 
 
 def show(report: Report, fmt: str, report_path: Path | None = None) -> int:
-    """Show ``report`` on stdout in ``fmt``; 0, or the UI's own non-zero status if it failed."""
+    """Show ``report`` on stdout in ``fmt``; 0, or the UI's own non-zero status if it failed.
+
+    What a person reads (the UI, text, Markdown) is cut to bounds, each cut naming where
+    the full value is (``diagnose.render.bounded``); JSON is data and is shown whole.
+    """
+    if fmt != "json":
+        from diagnose.render.bounded import bounded
+
+        report = bounded(report, report_path)
     if fmt == UI:
         from tui import run_report  # lazily: the core never imports the TUI
 
