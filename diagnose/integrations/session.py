@@ -199,8 +199,16 @@ class ReportingCallback:
         self, report_path: str | Path | None, analyze: bool, tracer_options: dict[str, Any]
     ) -> None:
         # Resolved now: a training script that changes its working directory later does not
-        # move the report.
+        # move the report. Checked now too: it must not replace the training script or any
+        # file that is not a diagnose report (UsageError, before training starts).
         self.report_path = Path(os.path.abspath(report_path)) if report_path is not None else None
+        if self.report_path is not None:
+            from diagnose.userwrite import RunInput, check_report_target
+
+            script = (
+                [RunInput(sys.argv[0], "the running script")] if sys.argv and sys.argv[0] else []
+            )
+            check_report_target(self.report_path, script, flag="report_path")
         self.analyze = analyze
         self.tracer_options = tracer_options
         self.run = None

@@ -127,3 +127,21 @@ def test_a_trainer_run_that_cannot_learn_is_reported_silent(tmp_path):
         "PlainListRegressor.hidden (a list)"
     ]
     assert json.loads((tmp_path / "report.json").read_text())["status"] == "silent"
+
+
+def test_a_report_path_over_the_script_or_a_non_report_file_is_refused_before_training(
+    tmp_path, monkeypatch
+):
+    from diagnose.errors import UsageError
+
+    script = tmp_path / "train.py"
+    script.write_text("print('train')\n")
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    with pytest.raises(UsageError, match="is the running script"):
+        DiagnoseCallback(report_path=script)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# notes\n")
+    with pytest.raises(UsageError, match="not a diagnose report"):
+        DiagnoseCallback(report_path=notes)
+    assert script.read_text() == "print('train')\n" and notes.read_text() == "# notes\n"
+    DiagnoseCallback(report_path=tmp_path / "report.json")  # a new file is fine
