@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.render.bounded import clip
 from diagnose.safetext import json_text, one_line, safe
 
 
@@ -172,8 +173,11 @@ def _as_json(result: Any) -> dict[str, Any]:
     }
 
 
+_SHOWN_SOLUTIONS = 12  # a record lists a handful; a crafted one may list a million
+_SHOWN_CHARS = 4_000  # per solution or example fix, in a listing of several records
+
+
 def _as_text(result: Any, cutoff: float) -> str:
-    from diagnose.matcher import field_of
 
     out: list[str] = []
     if result.query:
@@ -200,23 +204,36 @@ def _as_text(result: Any, cutoff: float) -> str:
             out.append("No record comes close either: the dataset does not cover this error yet.")
         return "\n".join(out)
     for n, m in enumerate(result.matches, 1):
-        out.append(f"{n}. {m.slug}  [{m.record_id}]  score {m.score:.2f}")
-        out.append(f"   why: {m.reason}")
-        solutions = field_of(m.record, "solutions") or []
-        if solutions:
-            out.append("   Solutions:")
-            for s in solutions:
-                out.append(
-                    textwrap.fill(
-                        safe(s), 96, initial_indent="     - ", subsequent_indent="       "
-                    )
-                )
-        fix = field_of(m.record, "exampleFix")
-        if fix and n == 1:
-            out.append("   Example fix:")
-            out.extend("     " + line for line in fix.splitlines())
-        out.append("")
+        out += _match_text(n, m)
     return "\n".join(out).rstrip()
+
+
+def _match_text(n: int, m: Any) -> list[str]:
+    """One match's lines; a record's text within bounds (the whole of it stays in the dataset)."""
+    from diagnose.matcher import field_of
+
+    out = [f"{n}. {m.slug}  [{m.record_id}]  score {m.score:.2f}", f"   why: {m.reason}"]
+    where = f"the full text is in record {one_line(m.record_id)} of the dataset"
+    solutions = field_of(m.record, "solutions") or []
+    if solutions:
+        out.append("   Solutions:")
+        for s in solutions[:_SHOWN_SOLUTIONS]:
+            out.append(
+                textwrap.fill(
+                    clip(safe(s), where, _SHOWN_CHARS),
+                    96,
+                    initial_indent="     - ",
+                    subsequent_indent="       ",
+                )
+            )
+        if len(solutions) > _SHOWN_SOLUTIONS:
+            out.append(f"     ... and {len(solutions) - _SHOWN_SOLUTIONS:,} more in the record")
+    fix = field_of(m.record, "exampleFix")
+    if fix and n == 1:
+        out.append("   Example fix:")
+        out.extend("     " + line for line in clip(fix, where, _SHOWN_CHARS).splitlines())
+    out.append("")
+    return out
 
 
 def _training_log_text(diagnosis: Any) -> str:

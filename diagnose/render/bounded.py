@@ -35,12 +35,18 @@ def bounded(report: Report, report_path: Path | str | None = None) -> Report:
     return type(report).model_validate(cut)
 
 
+def clip(text: str, where: str, limit: int = MAX_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with a note of its length and ``where`` the full
+    value is (``"the full text is in r.json"``); unchanged when it is short enough."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text):,} characters in all; {where}]"
+
+
 def _cut(value: Any, where: str) -> Any:
     """``value`` with its long strings and lists cut; the same object when nothing was."""
     if isinstance(value, str):
-        if len(value) <= MAX_CHARS:
-            return value
-        return f"{value[:MAX_CHARS]}… [cut: {len(value):,} characters in all; {where}]"
+        return clip(value, where)
     if isinstance(value, list):
         kept = value[:MAX_ITEMS]
         items = [_cut(item, where) for item in kept]

@@ -84,3 +84,22 @@ def test_no_control_of_any_input_reaches_the_output(text, route, fmt):
     assert_no_controls(err, f"{route} {fmt} stderr")
     if fmt == "json":
         json.loads(out)
+
+
+def test_a_record_with_megabytes_of_text_is_shown_within_bounds(tmp_path):
+    from tests.records.factory import wrapper, write_jsonl
+
+    huge = wrapper(
+        7,
+        errorMessage="zzqx exploded badly",
+        messagePattern="zzqx exploded",
+        solutions=["S" * 2_000_000, *[f"also {i}" for i in range(100)]],
+        exampleFix="F" * 1_000_000,
+    )
+    dataset = write_jsonl(tmp_path / "big.jsonl", [huge])
+    run = run_cli("match", "--dataset", str(dataset), "zzqx exploded badly")
+    assert run.returncode == 0, run.stderr
+    assert len(run.stdout) < 50_000
+    words = " ".join(run.stdout.split())  # the note may be wrapped onto the next line
+    assert "[cut: 2,000,000 characters in all; the full text is in record" in words
+    assert "more in the record" in run.stdout
