@@ -7,7 +7,7 @@ import pytest
 
 from diagnose import cli
 from diagnose.errors import ExitStatus
-from diagnose.options import OptionError
+from diagnose.options import MAX_FRAMES, MAX_NPROC, OptionError
 from diagnose.runner import RunOptions, diagnose_script
 from diagnose.tracer import Tracer
 
@@ -61,3 +61,29 @@ def test_max_steps_none_means_no_cap_and_the_defaults_are_accepted():
 def test_nproc_is_checked_with_the_same_words(script, capsys):
     assert cli.main(["run", "--nproc", "0", str(script)]) == ExitStatus.USAGE
     assert capsys.readouterr().err.strip() == "diagnose: error: --nproc must be at least 1, not 0"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--frames", str(MAX_FRAMES + 1)],
+            f"--frames must be at most {MAX_FRAMES:,}, not {MAX_FRAMES + 1}",
+        ),
+        (["--frames", "9" * 23], f"--frames must be at most {MAX_FRAMES:,}, not {'9' * 23}"),
+        (
+            ["--frames", "9" * 400],
+            f"--frames must be at most {MAX_FRAMES:,}, not '99999999... (400 digits)'",
+        ),
+        (["--nproc", "99999999999"], f"--nproc must be at most {MAX_NPROC}, not 99999999999"),
+    ],
+)
+def test_a_number_that_would_cost_memory_or_processes_is_refused_before_the_run(
+    argv, line, script, capsys
+):
+    assert cli.main(["run", *argv, str(script)]) == ExitStatus.USAGE
+    assert capsys.readouterr().err.splitlines() == [f"diagnose: error: {line}"]
+    assert not (script.parent / "ran").exists()
+    with pytest.raises(OptionError):
+        Tracer(frames=MAX_FRAMES + 1)
+    Tracer(frames=MAX_FRAMES)  # the bound itself is allowed

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from diagnose.commands.output import UI, add_format_argument, choose_format, show
 from diagnose.commands.report_file import ReportFile
 from diagnose.errors import ExitStatus, UsageError
-from diagnose.options import OptionError, at_least_one, flag
+from diagnose.options import MAX_NPROC, OptionError, at_least_one, flag
 from diagnose.safetext import one_line
 from diagnose.userwrite import RunInput
 
@@ -147,7 +147,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
     try:
         if args.nproc is not None:
-            at_least_one("nproc", args.nproc)
+            at_least_one("nproc", args.nproc, at_most=MAX_NPROC)
         return RunOptions(
             frames=args.frames,
             backward=not args.no_backward,
