@@ -180,26 +180,25 @@ def check_report_target(
     hard link or another spelling counts) as one of ``inputs``; when it belongs to another
     user (a link planted in a shared folder); and when it exists, is not empty, and is not a
     diagnose report: ``--report utils.py`` would otherwise replace a module the script
-    imports, which no list of inputs can name in advance. A missing path, an empty file and
-    an earlier report pass.
+    imports, which no list of inputs can name in advance. An input that does not exist yet
+    (``--out model.pt``: the script will write it) is compared by its resolved path. A
+    missing path, an empty file and an earlier report pass.
     """
     real = Path(os.path.realpath(given))
     try:
-        info = os.stat(real)
+        info: os.stat_result | None = os.stat(real)
     except OSError:
-        return
-    if not stat.S_ISREG(info.st_mode):
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
         return  # a folder or a stream: the caller decides
     for item in inputs:
-        try:
-            other = os.stat(item.path)
-        except (OSError, ValueError):
-            continue
-        if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+        if _same_target(item.path, real, info):
             raise UsageError(
                 f"{flag} {one_line(given)}: is {item.role} ({one_line(item.path)}); "
                 "the report would overwrite it"
             )
+    if info is None:
+        return
     refusal = foreign_file(info)
     if refusal is not None:
         raise UsageError(f"{flag} {one_line(given)}: {one_line(real)} {refusal}; not replaced")
@@ -208,6 +207,21 @@ def check_report_target(
             f"{flag} {one_line(given)}: {one_line(real)} exists and is not a diagnose report; "
             "not replaced (name a new file, or remove it first)"
         )
+
+
+def _same_target(path: str | Path, real: Path, info: os.stat_result | None) -> bool:
+    """Whether ``path`` names the file at ``real``: the same inode when both exist, else the
+    same resolved path (an output the script will write, named before it exists)."""
+    try:
+        other = os.stat(path)
+    except (OSError, ValueError):
+        other = None
+    if info is not None and other is not None:
+        return (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino)
+    try:
+        return Path(os.path.realpath(path)) == real
+    except (OSError, ValueError):
+        return False
 
 
 def _looks_like_report(path: Path) -> bool:

@@ -11,7 +11,8 @@
   killed outright; the run's own report replaces it, atomically, as soon as the run ends.
 - A write that fails after the run (a full disk) costs the report, not the diagnosis: one
   line says so and the diagnosis is still shown; the start-of-run report is removed rather
-  than left saying the run may still be going.
+  than left saying the run may still be going. A file the script put at the path while it ran
+  (its own output, not a report) is kept: the write is refused the same way.
 """
 
 from __future__ import annotations
@@ -79,6 +80,16 @@ class ReportFile:
         """Write ``report``; False (with ``failure`` set) when the write failed. The
         start-of-run report is then removed: no report is better than one saying the run
         may still be going when it is over."""
+        if not self.stream:
+            try:  # the script may have put its own file there while it ran
+                check_report_target(self.path)
+            except UsageError:
+                self.failure = (
+                    "the file there is no longer this run's report (another file was put "
+                    "there during the run); it is kept as it is"
+                )
+                self._claimed = False  # that file is not ours to remove
+                return False
         try:
             report.write(self.path)
         except OSError as exc:

@@ -124,19 +124,17 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run_inputs(args: argparse.Namespace) -> list[RunInput]:
-    """The files the run reads, which its report must never replace: the script, the
-    ``--config``, ``--dataset`` and ``--rules`` files, and every file the script's arguments
-    name (``data.csv``, ``--out=model.pt``) that exists now."""
+    """The files the run reads or may write, which its report must never replace: the
+    script, the ``--config``, ``--dataset`` and ``--rules`` files, and every file the
+    script's arguments name (``data.csv``, ``--out=model.pt``, existing or not)."""
     named = [RunInput(args.script, "the script of this run")]
     if args.config is not None:
         named.append(RunInput(args.config, "the run's --config file"))
     named += [RunInput(path, "a --dataset file of this run") for path in args.dataset]
     named += [RunInput(path, "a --rules file of this run") for path in args.rules]
-    for arg in args.script_args:
+    for arg in args.script_args:  # existing or not: the script may be about to write it
         for value in {arg, arg.partition("=")[2]} - {""}:
-            with contextlib.suppress(OSError, ValueError):
-                if os.path.isfile(value):
-                    named.append(RunInput(value, "a file named in the script's arguments"))
+            named.append(RunInput(value, "a file named in the script's arguments"))
     return named
 
 

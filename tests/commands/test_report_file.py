@@ -161,3 +161,33 @@ def test_the_script_named_as_its_own_report_never_runs_and_is_unchanged(tmp_path
     assert run.returncode == 2, run.stderr
     assert run.stderr.count("\n") == 1 and "is the script of this run" in run.stderr
     assert script.read_text() == source and not (tmp_path / "ran").exists()
+
+
+def test_an_output_the_script_is_told_to_write_is_refused_as_a_report_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the script resolves its own relative paths
+    args = argparse.Namespace(
+        script=str(tmp_path / "train.py"),
+        config=None,
+        dataset=[],
+        rules=[],
+        script_args=["--save=model.pt"],
+    )
+    (tmp_path / "train.py").write_text("")
+    with pytest.raises(UsageError, match=r"is a file named in the script's arguments \(model.pt\)"):
+        ReportFile.check(tmp_path / "model.pt", run_inputs(args))
+
+
+def test_a_file_the_script_puts_at_the_report_path_is_kept_and_the_diagnosis_still_shown(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "m = torch.nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "for _ in range(2):\n"
+        "    opt.zero_grad(); m(torch.randn(4, 2)).sum().backward(); opt.step()\n"
+        "open('out.bin', 'wb').write(b'weights')\n"
+    )
+    run = run_cli("--format", "text", "--report", "out.bin", str(script), cwd=tmp_path)
+    assert (tmp_path / "out.bin").read_bytes() == b"weights"
+    assert "is no longer this run's report" in run.stderr and "internal error" not in run.stderr
+    assert "optimizer steps" in run.stdout  # the diagnosis is shown all the same
