@@ -6,10 +6,19 @@ import os
 import stat
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from diagnose.errors import UsageError
 from diagnose.safetext import one_line
-from diagnose.userwrite import create_new_file, read_user_file, replace_user_file
+from diagnose.userwrite import (
+    OutputExists,
+    create_new_file,
+    read_user_file,
+    replace_user_file,
+    write_output,
+)
+from tests.untrusted import examples
 
 
 @pytest.fixture
@@ -105,3 +114,72 @@ def test_a_new_file_with_every_name_taken_is_refused(tmp_path):
 def test_names_are_shown_on_one_line_without_terminal_controls():
     # the one safe-text rule: escape sequences go whole, other controls are shown, one line
     assert one_line("a\nb\x1b[31m\u202e.py") == "a b\\u202e.py"
+
+
+# --- outputs a command was asked to produce (exports, mined skeletons) -------------------------
+
+OCCUPANTS = (
+    "nothing",
+    "own file",
+    "symlink to own file",
+    "dangling symlink",
+    "fifo",
+    "folder",
+    "other user's file",
+)
+
+
+def _occupy(folder, what: str):
+    """Put ``what`` at ``folder/out.md``; the file outside it that must never change, if any."""
+    path = folder / "out.md"
+    victim = folder / "victim.txt"
+    victim.write_text("victim\n")
+    if what == "own file":
+        path.write_text("mine\n")
+    elif what == "symlink to own file":
+        os.symlink(victim, path)
+    elif what == "dangling symlink":
+        os.symlink(folder / "created-elsewhere", path)
+    elif what == "fifo":
+        os.mkfifo(path)
+    elif what == "folder":
+        path.mkdir()
+    elif what == "other user's file":
+        path.write_text("theirs\n")
+        os.chown(path, 4321, 4321)
+    return path, victim
+
+
+@given(what=st.sampled_from(OCCUPANTS), replace=st.booleans(), data=st.binary(max_size=64))
+@examples(60)
+def test_an_output_is_new_or_replaces_only_the_users_own_file_when_asked(
+    tmp_path_factory, what, replace, data
+):
+    if what == "other user's file" and os.geteuid() != 0:
+        return  # giving a file away needs root
+    folder = tmp_path_factory.mktemp("out")
+    path, victim = _occupy(folder, what)
+    before = {p.name for p in folder.iterdir()}
+    try:
+        written = write_output(path, data, replace=replace)
+    except OutputExists:
+        assert what == "own file" and not replace
+        assert path.read_text() == "mine\n"
+    except UsageError as exc:
+        assert what not in ("nothing", "own file") and "\n" not in str(exc)
+        if what == "other user's file":
+            assert path.read_text() == "theirs\n" and os.stat(path).st_uid == 4321
+    else:
+        assert what == "nothing" or (what == "own file" and replace)
+        assert written == path and path.read_bytes() == data and not path.is_symlink()
+    assert victim.read_text() == "victim\n"
+    assert not (folder / "created-elsewhere").exists()
+    assert {p.name for p in folder.iterdir()} <= before | {"out.md"}  # no temporary left
+
+
+def test_a_replaced_output_keeps_the_files_mode(tmp_path):
+    path = tmp_path / "out.md"
+    path.write_text("old\n")
+    os.chmod(path, 0o640)
+    write_output(path, b"new\n", replace=True)
+    assert path.read_text() == "new\n" and stat.S_IMODE(os.stat(path).st_mode) == 0o640

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -160,11 +161,26 @@ def _check_out(path: Path) -> None:
             raise UsageError(f"--out {path}: is a folder")
         if not path.parent.is_dir():
             raise UsageError(f"--out {path}: no such folder {path.parent}")
+        _check_replaceable(path)
         return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(
             f"--out {path}: exists and is not an empty folder (give a new folder, or a .jsonl file)"
         )
+
+
+def _check_replaceable(path: Path) -> None:
+    """Before the mining: a link, a special file or another user's file at ``--out`` is
+    refused now (the writer would refuse it after the work)."""
+    from diagnose.userwrite import foreign_file
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    refusal = foreign_file(info)
+    if refusal is not None:
+        raise UsageError(f"--out {safe(path)}: {refusal}; nothing written")
 
 
 def _line(wrapper: dict) -> str:

@@ -97,3 +97,14 @@ def test_json_lines_carry_no_raw_controls_and_read_back_as_the_same_record(text)
     assert_no_controls(line, "JSON line")
     assert not any(ch in line for ch in BIDI)
     assert json.loads(line) == wrapper
+
+
+def test_out_through_a_link_is_refused_and_its_target_kept(tmp_path):
+    from tests.conftest import run_cli
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    os.symlink(victim, tmp_path / "out.jsonl")
+    run = run_cli("dataset", "mine", str(MYLIB), "--out", str(tmp_path / "out.jsonl"))
+    assert run.returncode == 2 and "is a symbolic link (not followed)" in run.stderr
+    assert run.stderr.count("\n") == 1 and victim.read_text() == "keep\n"
