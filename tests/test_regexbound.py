@@ -79,7 +79,7 @@ def test_costly_shapes_are_refused_before_compiling(pattern):
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"expected \d+ got \d+", "x{1000}", "(?:x{300}){300}", "a{1,65535}", r"(?:\w+\.){0,50}\w+"],
+    [r"expected \d+ got \d+", "x{1000}", "(?:x{100}){100}", "a{1,65535}", r"(?:\w+\.){0,50}\w+"],
 )
 def test_real_patterns_and_wide_ranges_still_compile(pattern):
     assert pattern_error(pattern) is None

@@ -26,7 +26,7 @@ from typing import Any
 
 MAX_CHARS = 16_384  # a message pattern is a few hundred characters
 MAX_DEPTH = 64  # groups, repeats and alternatives inside each other
-MAX_UNROLLED = 100_000  # about 25 MB and 0.1 s for the bounded engine to compile
+MAX_UNROLLED = 20_000  # about 5 MB and 0.02 s for the bounded engine to compile
 
 # Building blocks of the safe subset. Every construct here compiles in every context it can
 # appear in below; anything else (ranges other than a-z/A-Z/0-9, counted repeats with a
