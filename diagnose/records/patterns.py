@@ -88,8 +88,23 @@ def pattern_error(pattern: str) -> str | None:
     if len(pattern) > MAX_CHARS:
         return f"pattern too long ({len(pattern):,} characters; at most {MAX_CHARS:,})"
     if is_safe_subset(pattern):
-        return _cached_shape_error(pattern) if "{" in pattern else None
+        return None if _surely_small(pattern) else _cached_shape_error(pattern)
     return _compile_error(pattern)
+
+
+_COUNT = re.compile(r"\{([0-9]+)")
+
+
+def _surely_small(pattern: str) -> bool:
+    """True when the pattern's unrolled size is surely within bounds without parsing it: it
+    is at most its length times the product of all its repeat counts (as if every repeat
+    enclosed all the others), which for ``\\d{2}`` in a message is far below the bound."""
+    bound = len(pattern)
+    for count in _COUNT.finditer(pattern):
+        bound *= max(int(count.group(1)), 1)
+        if bound > MAX_UNROLLED:
+            return False
+    return True
 
 
 class _TooCostly(Exception):
