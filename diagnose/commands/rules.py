@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.render.bounded import clip
 from diagnose.safetext import one_line
 
 
@@ -80,9 +81,10 @@ def _list(args: argparse.Namespace) -> int:
         for r in rules:
             fixes = one_line(", ".join(f"{f} ({w:g})" for f, w in r.fixes))
             mark = "" if r.builtin else "  [user]"
+            title = clip(one_line(r.title), f"the full title is in {one_line(r.path)}", 400)
             print(
                 f"{one_line(r.id):<{width}}  {one_line(r.family):<{family_width}}  "
-                f"{one_line(r.title)}{mark}"
+                f"{title}{mark}"
             )
             print(f"{'':<{width}}  {'':<{family_width}}  fixes: {fixes}")
     for problem in problems:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 RULE = (
     "id: {id}\ntitle: My rule\nsymptom: division-by-zero\ndescription: d\nwhy: w\n"
@@ -68,3 +68,17 @@ def test_rules_test_on_a_missing_folder_is_a_usage_error(tmp_path: Path):
     assert (
         out.stderr.strip() == f"diagnose: error: {tmp_path / 'nope'}: no such rule file or folder"
     )
+
+
+def test_a_rule_with_a_huge_title_is_listed_within_bounds(tmp_path):
+    source = (ROOT / "rules" / "numerics" / "division-by-zero.yaml").read_text()
+    rule = tmp_path / "huge-title.yaml"
+    rule.write_text(
+        source.replace("id: division-by-zero", "id: huge-title").replace(
+            "title: Division by zero", "title: " + "T" * 100_000
+        )
+    )
+    run = run_cli("rules", "list", "--rules", str(rule))
+    assert run.returncode == 0, run.stderr
+    [line] = [line for line in run.stdout.splitlines() if line.startswith("huge-title")]
+    assert len(line) < 1000 and f"characters in all; the full title is in {rule}" in line
