@@ -82,10 +82,7 @@ def _list(args: argparse.Namespace) -> int:
             fixes = one_line(", ".join(f"{f} ({w:g})" for f, w in r.fixes))
             mark = "" if r.builtin else "  [user]"
             title = clip(one_line(r.title), f"the full title is in {one_line(r.path)}", 400)
-            print(
-                f"{one_line(r.id):<{width}}  {one_line(r.family):<{family_width}}  "
-                f"{title}{mark}"
-            )
+            print(f"{one_line(r.id):<{width}}  {one_line(r.family):<{family_width}}  {title}{mark}")
             print(f"{'':<{width}}  {'':<{family_width}}  fixes: {fixes}")
     for problem in problems:
         print(f"diagnose: {one_line(problem)}", file=sys.stderr)
