@@ -277,6 +277,7 @@ def replay_window(
     rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
     for old, new in zip(roots, rroots, strict=False):
         new.indices, new.rng, new.autocast = old.indices, old.rng, old.autocast
+        new.grads = old.grads  # what a cross-check of a backward event replays from
     if len(rroots) != len(roots):
         return None
     calls, first = _first_bad(rrecs, host, offsets)
