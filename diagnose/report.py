@@ -279,7 +279,6 @@ class Accumulation(_Model):
     scaled_after: bool = Field(
         False, description="A scale (a division or multiplication) was applied after the product."
     )
-    location: Location | None = None
 
 
 class Event(_Model):

@@ -87,7 +87,7 @@ class _Recorder(TorchFunctionMode):
             node = t.grad_fn
             if node is None or id(node) in self.by_node:
                 continue
-            frames, via = _user_frames()
+            frames, via = user_frames()
             rec = ops.OpRecord(
                 ops._DUNDER.get(name, name) or str(func),
                 None,
@@ -111,7 +111,7 @@ def _left(modules: list[torch.nn.Module], module: torch.nn.Module, args: Any, ou
         modules.pop()
 
 
-def _user_frames() -> tuple[list[CallFrame], str | None]:
+def user_frames() -> tuple[list[CallFrame], str | None]:
     """The user's frames from here out to diagnose's replay call, outermost first, and the
     innermost library (or torch.nn) line on the way."""
     frame = sys._getframe(1)

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from diagnose.report import CrossCheck, Event, Frame
+from diagnose.report import CallFrame, CrossCheck, Event, Frame, Location
 from diagnose.tracer import backward, crosscheck, explain, ops, replay
 from diagnose.tracer.data import BatchIndices, CastOverflow
 from diagnose.tracer.explain import BackwardOp, Explained
@@ -190,10 +190,29 @@ class _Investigation:
         bad_weights = [w for w in weights if not w.finite]
         if bad_weights and self.scene.step > 0:
             return Explained(self.weight(rec, producer, bad_weights[0]), producer)
-        finding = replay.replay_call(producer, calls, self.scene.paused)
+        frames: list[CallFrame] = []
+        finding = replay.replay_call(producer, calls, self.scene.paused, frames)
+        if finding is not None:
+            finding.call_chain = self.chain(root, frames, finding.location)
         wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
         event = explain.forward_event(rec, producer, self.name, wmax, finding, note)
         return Explained(event, producer, finding)
+
+    def chain(
+        self, root: Rec, frames: list[CallFrame], at: Location | None
+    ) -> list[CallFrame] | None:
+        """The user's frames from the loop's call of ``root`` down to the op's line ``at``:
+        the root's call site, the frames at the producing module's call, the op's line."""
+        site = self.scene.sites.root(root.module)
+        chain = []
+        if site is not None and ops.is_user_site(site):
+            chain.append(CallFrame(file=site[0], line=site[1], function=site[2]))
+        chain.extend(frames)
+        if at is not None and not ops.lacks_user_line(at):
+            last = chain[-1] if chain else None
+            if last is None or (last.file, last.line) != (at.file, at.line):
+                chain.append(CallFrame(file=at.file, line=at.line, function=at.function))
+        return chain or None
 
     def loss_input(self, root: Rec) -> Explained:
         """A loss module given a non-finite value: it was made between the model and the

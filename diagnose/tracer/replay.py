@@ -24,7 +24,9 @@ from typing import Any
 
 import torch
 
-from diagnose.tracer import backward, ops
+from diagnose.report import CallFrame
+from diagnose.tracer import accumulate, backward, ops
+from diagnose.tracer.crosscheck import user_frames
 from diagnose.tracer.stats import is_checked, iter_tensors
 from diagnose.tracer.window import (
     Autocast,
@@ -131,11 +133,12 @@ class _Reached(Exception):
 
 
 def rerun_to(
-    rec: Rec, calls: dict[int, Rec], paused: Paused
+    rec: Rec, calls: dict[int, Rec], paused: Paused, frames: list[CallFrame] | None = None
 ) -> tuple[Any, Any, ops.Site | None] | None:
     """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call:
     its inputs, and the user's line that called the module (None inside torch's own
-    containers, such as ``nn.Sequential``)."""
+    containers, such as ``nn.Sequential``). ``frames`` gets the user's frames there,
+    outermost first."""
     root = root_of(rec, calls)
     if root is rec or root.args is None:
         return None
@@ -147,6 +150,8 @@ def rerun_to(
     def grab(module: Any, args: Any, kwargs: Any) -> None:
         if seen[0] == wanted:
             caught.append((args, kwargs, ops.user_site(stop_at_diagnose=True)))
+            if frames is not None:
+                frames.extend(user_frames()[0])
             raise _Reached
         seen[0] += 1
 
@@ -170,8 +175,14 @@ def recover_args(rec: Rec, calls: dict[int, Rec], paused: Paused) -> None:
         rec.args, rec.kwargs, _ = reached
 
 
-def replay_call(rec: Rec, calls: dict[int, Rec] | None, paused: Paused) -> ops.OpFinding | None:
-    """Re-run one module call with every op checked, to name the op and the line."""
+def replay_call(
+    rec: Rec,
+    calls: dict[int, Rec] | None,
+    paused: Paused,
+    frames: list[CallFrame] | None = None,
+) -> ops.OpFinding | None:
+    """Re-run one module call with every op checked, to name the op and the line;
+    ``frames`` gets the user's frames at the module's call (see ``rerun_to``)."""
     if rec.args is None and calls is not None:
         recover_args(rec, calls, paused)
     if rec.args is None:
@@ -193,12 +204,18 @@ def replay_call(rec: Rec, calls: dict[int, Rec] | None, paused: Paused) -> ops.O
         None,
     )
     finding = ops.find_producer(watch.records, target)
+    if finding is not None and finding.record is not None:
+        # confirmed by a second method: the op alone, in its own dtypes and in float64
+        rec_op = finding.record
+        finding.cross_check = accumulate.cross_check(rec_op, partial(autocast_as, root.autocast))
+        finding.accumulation = accumulate.accumulation(rec_op, watch.records)
     at = finding.location if finding is not None else None
-    if finding is not None and calls and (at is None or ops.lacks_user_line(at)):
+    in_library = at is None or ops.lacks_user_line(at)
+    if finding is not None and calls and (in_library or frames is not None):
         # The op ran in library code (torch's own Linear, an installed model's layer): the
         # user's line is where their code called the module, the op's line its via.
-        reached = rerun_to(rec, calls, paused)
-        if reached is not None and ops.is_user_site(reached[2]):
+        reached = rerun_to(rec, calls, paused, frames)
+        if in_library and reached is not None and ops.is_user_site(reached[2]):
             finding.location = ops.with_user_line(finding.location, reached[2])
     return finding
 
@@ -277,6 +294,7 @@ def replay_window(
     rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
     for old, new in zip(roots, rroots, strict=False):
         new.indices, new.rng, new.autocast = old.indices, old.rng, old.autocast
+        new.grads = old.grads  # what a cross-check of a backward event replays from
         new.grads = old.grads  # what a cross-check of a backward event replays from
     if len(rroots) != len(roots):
         return None
