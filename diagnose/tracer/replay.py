@@ -238,8 +238,9 @@ def replay_module_backward(
 
 
 def keep_output_grads(rec: Rec, outputs: list[torch.Tensor]) -> None:
-    """On a light step, keep the gradients that reach the root's outputs: with them an event
-    found at the step can replay the model's backward with every module watched.
+    """Keep the gradients that reach the root's outputs: with them an event found at the
+    step can replay the model's backward with every module watched (a light step's), and
+    under anomaly mode with the step's own gradients (``crosscheck``, any step's).
 
     A model that returns its own loss (a 0-dim output, e.g. a transformers model given
     labels) is differentiated from it, so only its gradient is kept: the logits' would count
