@@ -306,6 +306,8 @@ class _Investigation:
     ) -> BackwardOp | None:
         """The first method's producer checked by a replay of the step's backward under
         anomaly mode (``crosscheck``); the replay's producer where it found one."""
+        if replay.multi_process():
+            return first  # a replay of the step's backward would all-reduce on one rank
         roots = [r for r in calls.values() if r.parent < 0 and r.grads and r.args is not None]
         if params:
             held = {id(p) for p in params}

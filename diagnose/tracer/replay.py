@@ -121,6 +121,13 @@ def rerun(root: Rec, grad: bool = False) -> Any:
         set_rng_state(saved)
 
 
+def multi_process() -> bool:
+    """A multi-process run: re-running a root forward or backward on this rank alone would
+    start collectives (DDP's buffer broadcast, its gradient all-reduce) the others never join."""
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
 def root_of(rec: Rec, calls: dict[int, Rec]) -> Rec:
     """The root call ``rec`` ran inside (``rec`` itself for a root)."""
     while rec.parent in calls:
@@ -211,10 +218,11 @@ def replay_call(
         finding.accumulation = accumulate.accumulation(rec_op, watch.records)
     at = finding.location if finding is not None else None
     in_library = at is None or ops.lacks_user_line(at)
-    if finding is not None and calls and (in_library or frames is not None):
+    chain = frames is not None and not multi_process()  # the chain alone is no reason to
+    if finding is not None and calls and (in_library or chain):
         # The op ran in library code (torch's own Linear, an installed model's layer): the
         # user's line is where their code called the module, the op's line its via.
-        reached = rerun_to(rec, calls, paused, frames)
+        reached = rerun_to(rec, calls, paused, frames if chain else None)
         if in_library and reached is not None and ops.is_user_site(reached[2]):
             finding.location = ops.with_user_line(finding.location, reached[2])
     return finding
