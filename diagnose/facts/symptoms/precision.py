@@ -140,6 +140,9 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
     return Symptom(id="fp16-overflow", confidence=min(confidence, 0.97), evidence=evidence)
 
 
+_FAR_FROM_LIMIT = 10.0  # inputs this many times below the dtype's largest value look safe
+
+
 def _accumulation_evidence(f: Facts, report: Report) -> str:
     """What the reducing op summed, against fp16's range, and why the inputs did not show it."""
     event = report.event
@@ -154,7 +157,7 @@ def _accumulation_evidence(f: Facts, report: Report) -> str:
         "fp16's largest value 65504"
     )
     headrooms = [s.headroom for s in (event.op_inputs if event else []) if s.headroom]
-    if headrooms:
+    if headrooms and min(headrooms) >= _FAR_FROM_LIMIT:
         text += (
             f"; the inputs' headroom ({num(min(headrooms))}x) does not show it, what the op "
             "accumulates does"
