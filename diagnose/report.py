@@ -235,6 +235,53 @@ class BatchCast(_Model):
     )
 
 
+class CallFrame(_Model):
+    """One frame of the user's own code on the way to an op (file, line, function)."""
+
+    file: str
+    line: int
+    function: str | None = None
+
+
+class CrossCheck(_Model):
+    """How the event's producer was confirmed by a second, independent method."""
+
+    method: str = Field(
+        description='The confirming method, e.g. "anomaly-mode replay" of the step\'s backward '
+        '(a backward event) or "float64 replay of the op" (a forward one).'
+    )
+    agreed: bool | None = Field(
+        description="Whether the first method named the same producer; when not, the event "
+        "gives the confirmed one and ``first`` what the first method said. None: the second "
+        "method did not see the value born (it neither confirms nor refutes)."
+    )
+    first: str | None = Field(
+        None, description="The producer the first method named, when the two disagree."
+    )
+    detail: str = Field("", description="What was checked and what it saw, for people.")
+
+
+class Accumulation(_Model):
+    """What a reducing op (matmul, linear, conv, bmm, einsum, attention) computed, recomputed
+    in float64 from its own inputs: the accumulated magnitude, not the inputs' headroom,
+    decides whether its compute dtype overflowed."""
+
+    op: str
+    compute_dtype: str = Field(description="The dtype the op computed its result in.")
+    dtype_max: float = Field(description="The largest finite value of that dtype.")
+    terms: int | None = Field(None, description="Products summed into each output value (K).")
+    bound: float | None = Field(
+        None, description="max|a| * max|b| * K: the most each output value could reach."
+    )
+    max_abs: float | None = Field(
+        None, description="The largest |result| recomputed in float64 (None: not finite there)."
+    )
+    attention: bool = Field(False, description="Its result went on to a softmax: attention scores.")
+    scaled_after: bool = Field(
+        False, description="A scale (a division or multiplication) was applied after the product."
+    )
+
+
 class Event(_Model):
     """Where the first non-finite value was born, or what the script raised."""
 
@@ -307,6 +354,19 @@ class Event(_Model):
         None,
         description="The non-finite values were finite in the DataLoader's batch: a cast to a "
         "narrower dtype on the way to the model or the loss made them inf.",
+    )
+    call_chain: list[CallFrame] | None = Field(
+        None,
+        description="The user's own frames from the training loop's call down to the op's line, "
+        "outermost first.",
+    )
+    cross_check: CrossCheck | None = Field(
+        None, description="The producer confirmed by a second method, and whether they agreed."
+    )
+    accumulation: Accumulation | None = Field(
+        None,
+        description="A reducing op's result recomputed in float64: what it accumulated against "
+        "its compute dtype's range.",
     )
 
     @model_validator(mode="before")

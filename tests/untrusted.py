@@ -90,6 +90,12 @@ def report_data(t: Callable[[], str], status: str, verified: bool | None = None)
             "op_input_sources": [
                 {"input": 0, "op": t(), "numbers": [1e-8], "location": location()}
             ],
+            "call_chain": [
+                {"file": t(), "line": 9, "function": t()},
+                {"file": t(), "line": 3, "function": t()},
+            ],
+            "cross_check": {"method": t(), "agreed": False, "first": t(), "detail": t()},
+            "accumulation": {"op": t(), "compute_dtype": t(), "dtype_max": 65504.0},
         }
     frame = {
         "index": 0,

@@ -32,6 +32,20 @@ FACTS: dict[str, str] = {
     "event.input_role": 'for phase "input": "targets" when the bad tensor is the targets/labels, '
     'else "inputs"',
     "event.sample_count": "number of dataset samples found holding non-finite values",
+    # the producer as a second method saw it (event.cross_check)
+    "cross_check.method": 'how the producer was confirmed ("anomaly-mode replay", '
+    '"float64 replay of the op")',
+    "cross_check.agreed": "the first method named the same producer (null: not confirmed)",
+    # what a reducing producer (matmul, linear, conv, attention) accumulated
+    "accumulation.op": "the reducing op whose result was recomputed in float64",
+    "accumulation.compute_dtype": "the dtype that op computed in",
+    "accumulation.terms": "products summed into each of its output values (K)",
+    "accumulation.bound": "max|a| * max|b| * K: the most an output value could reach",
+    "accumulation.max_abs": "its largest |result| recomputed in float64",
+    "accumulation.ratio": "that largest |result| over the compute dtype's largest value "
+    "(1 or more: the accumulation overflowed the dtype, whatever the inputs' headroom)",
+    "accumulation.attention": "its result went on to a softmax: attention scores",
+    "accumulation.scaled_after": "a scale was applied to its result only after the product",
     # the producing op's inputs
     "op_input.count": "number of inputs of the producing op with statistics",
     "op_input.min_abs": "smallest |x| over the op's inputs (0 means a zero was there)",

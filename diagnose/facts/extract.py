@@ -80,6 +80,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         _op_input_facts,
         _op_number_facts,
         _op_source_facts,
+        _accumulation_facts,
         _config_facts,
         _history_facts,
         _activation_facts,
@@ -152,6 +153,32 @@ def _event_facts(report: Report, facts: Facts) -> None:
         indices = get(event, "sample_indices")
         if isinstance(indices, list):
             facts["event.sample_count"] = len(indices)
+
+
+def _accumulation_facts(report: Report, facts: Facts) -> None:
+    """What a reducing producer accumulated (recomputed in float64), and the cross-check."""
+    event = report.event
+    check = get(event, "cross_check") if event is not None else None
+    if check is not None:
+        facts["cross_check.method"] = get(check, "method")
+        facts["cross_check.agreed"] = get(check, "agreed")
+    acc = get(event, "accumulation") if event is not None else None
+    if acc is None:
+        return
+    largest, limit = num(get(acc, "max_abs")), num(get(acc, "dtype_max"))
+    facts.update(
+        {
+            "accumulation.op": get(acc, "op"),
+            "accumulation.compute_dtype": normalize_dtype(get(acc, "compute_dtype")),
+            "accumulation.terms": get(acc, "terms"),
+            "accumulation.bound": num(get(acc, "bound")),
+            "accumulation.max_abs": largest,
+            "accumulation.attention": bool(get(acc, "attention")),
+            "accumulation.scaled_after": bool(get(acc, "scaled_after")),
+        }
+    )
+    if largest is not None and limit:
+        facts["accumulation.ratio"] = largest / limit
 
 
 def _op_value(value: Any) -> str | None:

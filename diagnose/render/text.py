@@ -167,9 +167,13 @@ def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str
         lines.append(f"  code:    {safe(event.location.code.strip())}")
     if event.location and event.location.via:
         lines.append(f"  inside:  {safe(event.location.via)} (library code your line called)")
+    if event.call_chain and len(event.call_chain) > 1:
+        lines.append(f"  called:  {_chain(event)}")
     if event.rank is not None:
         lines.append(f"  rank:    {event.rank}")
     lines += [f"  - {safe(detail)}" for detail in event.details]
+    if event.cross_check is not None and event.cross_check.detail:
+        lines.append(f"  checked: {safe(event.cross_check.detail)}")
     if event.sample_indices:
         shown = ", ".join(str(i) for i in event.sample_indices[:20])
         more = " ..." if len(event.sample_indices) > 20 else ""
@@ -183,6 +187,18 @@ def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str
         top_fix = report.fixes[0]
         lines.append(f"  best fix: {safe(top_fix.title)} [{safe(top_fix.id)}]")
     return lines
+
+
+def _chain(event: Event) -> str:
+    """The user's frames from the loop's call to the op's line: ``train.py:54 <module> ->
+    model.py:21 forward`` (a file's folder only where it differs from the first frame's)."""
+    frames = event.call_chain or []
+    first = os.path.dirname(frames[0].file) if frames else ""
+    parts = []
+    for f in frames:
+        shown = os.path.basename(f.file) if os.path.dirname(f.file) == first else f.file
+        parts.append(f"{safe(shown)}:{f.line} {safe(f.function or '?')}")
+    return " -> ".join(parts)
 
 
 def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:

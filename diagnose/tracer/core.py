@@ -374,7 +374,7 @@ class Tracer:
         if not self._replaying:
             self._sites.root_called(rec.module)
             window.nograd_forward = not rec.grad_enabled
-            if self._light and self.backward and rec.grad_enabled:
+            if self.backward and rec.grad_enabled:  # what a backward event replays from
                 replay.keep_output_grads(rec, outputs)
             self._start_watch()
 

@@ -86,6 +86,9 @@ def _event(
         op_input_values=finding.values,
         op_numbers=finding.numbers or None,
         op_input_sources=finding.sources or None,
+        call_chain=finding.call_chain,
+        cross_check=finding.cross_check,
+        accumulation=finding.accumulation,
         **fields,
     )
 

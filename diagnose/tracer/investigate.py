@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
 
-from diagnose.report import Event, Frame
-from diagnose.tracer import backward, explain, ops, replay
+from diagnose.report import CallFrame, CrossCheck, Event, Frame, Location
+from diagnose.tracer import backward, crosscheck, explain, ops, replay
 from diagnose.tracer.data import BatchIndices, CastOverflow
 from diagnose.tracer.explain import BackwardOp, Explained
 from diagnose.tracer.frames import frames, op_frame
@@ -189,10 +190,29 @@ class _Investigation:
         bad_weights = [w for w in weights if not w.finite]
         if bad_weights and self.scene.step > 0:
             return Explained(self.weight(rec, producer, bad_weights[0]), producer)
-        finding = replay.replay_call(producer, calls, self.scene.paused)
+        frames: list[CallFrame] = []
+        finding = replay.replay_call(producer, calls, self.scene.paused, frames)
+        if finding is not None:
+            finding.call_chain = self.chain(root, frames, finding.location)
         wmax = max((w.abs_max for w in weights if w.abs_max is not None), default=None)
         event = explain.forward_event(rec, producer, self.name, wmax, finding, note)
         return Explained(event, producer, finding)
+
+    def chain(
+        self, root: Rec, frames: list[CallFrame], at: Location | None
+    ) -> list[CallFrame] | None:
+        """The user's frames from the loop's call of ``root`` down to the op's line ``at``:
+        the root's call site, the frames at the producing module's call, the op's line."""
+        site = self.scene.sites.root(root.module)
+        chain = []
+        if site is not None and ops.is_user_site(site):
+            chain.append(CallFrame(file=site[0], line=site[1], function=site[2]))
+        chain.extend(frames)
+        if at is not None and not ops.lacks_user_line(at):
+            last = chain[-1] if chain else None
+            if last is None or (last.file, last.line) != (at.file, at.line):
+                chain.append(CallFrame(file=at.file, line=at.line, function=at.function))
+        return chain or None
 
     def loss_input(self, root: Rec) -> Explained:
         """A loss module given a non-finite value: it was made between the model and the
@@ -268,17 +288,69 @@ class _Investigation:
             with paused():
                 finding = backward.find_backward_producer(self.loss_ops, loss, params)
             if finding is not None:
-                return BackwardOp(finding)
+                return BackwardOp(finding)  # born outside the model: no model replay sees it
             call = next(
                 (r for r in reversed(list(calls.values())) if self.name(r.module) == module), None
             )
             found = replay.replay_module_backward(call, calls, paused)
         except Exception:
-            return None
-        if found is None:
-            return None
-        finding, where = found
-        return BackwardOp(finding, (self.name(where.module), type(where.module).__name__))
+            found = None
+        first = None
+        if found is not None:
+            finding, where = found
+            first = BackwardOp(finding, (self.name(where.module), type(where.module).__name__))
+        return self.confirm_backward(first, calls, params)
+
+    def confirm_backward(
+        self, first: BackwardOp | None, calls: dict[int, Rec], params: list[Any] | None
+    ) -> BackwardOp | None:
+        """The first method's producer checked by a replay of the step's backward under
+        anomaly mode (``crosscheck``); the replay's producer where it found one."""
+        if replay.multi_process():
+            return first  # a replay of the step's backward would all-reduce on one rank
+        roots = [r for r in calls.values() if r.parent < 0 and r.grads and r.args is not None]
+        if params:
+            held = {id(p) for p in params}
+            roots = [r for r in roots if any(id(p) in held for p in r.module.parameters())] or roots
+        birth = None
+        if roots:
+            with self.scene.paused():
+                birth = crosscheck.backward_birth(roots, partial(replay.rerun, grad=True))
+        said = _described(first)
+        if birth is None or birth.op is None:
+            if first is not None and roots:
+                first.finding.cross_check = CrossCheck(
+                    method=crosscheck.METHOD,
+                    agreed=None,
+                    detail="the step's backward replayed under anomaly mode with its own incoming "
+                    "gradients stayed finite: the producer is the first method's, unconfirmed",
+                )
+            return first
+        module = birth.op.module
+        root = next((r for r in roots if any(m is module for m in r.module.modules())), roots[0])
+        finding = crosscheck.finding(birth, self.scene.sites.root(root.module))
+        if finding is None:
+            return first
+        confirmed = birth.describe(self.name)
+        agreed = said is not None and said == _described_birth(birth, self.name)
+        detail = (
+            "the step's backward replayed with its own incoming gradients under anomaly mode "
+            f"(check_nan) and a hook on every autograd node: {confirmed} made the first "
+            "non-finite gradient"
+        )
+        if birth.kind == "nan" and birth.anomaly not in (None, birth.node):
+            detail += f" (anomaly mode stopped at {birth.anomaly})"
+        if not agreed:
+            detail += (
+                f"; re-running each op alone with an incoming gradient of ones had named {said}"
+                if said
+                else "; re-running each op alone with an incoming gradient of ones named no op"
+            )
+        finding.cross_check = CrossCheck(
+            method=crosscheck.METHOD, agreed=agreed, first=None if agreed else said, detail=detail
+        )
+        owner = (self.name(module), type(module).__name__) if module is not None else None
+        return BackwardOp(finding, owner)
 
     def bad_input(self, root: Rec) -> tuple[str, torch.Tensor | None, list[int]]:
         """A root's first non-finite input: its name, the tensor (None for one whose rows
@@ -362,3 +434,19 @@ def _bad_rows(t: torch.Tensor) -> list[int]:
 def _finite(t: torch.Tensor) -> bool:
     with torch.no_grad():
         return not (t.is_floating_point() or t.is_complex()) or bool(torch.isfinite(t).all())
+
+
+def _described(found: BackwardOp | None) -> str | None:
+    """The first method's producer as the cross-check compares it: module and op."""
+    if found is None:
+        return None
+    module = found.module[0] if found.module is not None else None
+    return f"`{module}` op `{found.finding.op}`" if module else f"op `{found.finding.op}`"
+
+
+def _described_birth(birth: crosscheck.Birth, name: Any) -> str | None:
+    if birth.op is None:
+        return None
+    module = birth.module_name(name)
+    op = birth.op.record.name
+    return f"`{module}` op `{op}`" if module else f"op `{op}`"

@@ -23,7 +23,17 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from diagnose.formatting import num
-from diagnose.report import CtcSample, InputValues, Location, MaskedRows, OpSource, TensorStats
+from diagnose.report import (
+    Accumulation,
+    CallFrame,
+    CrossCheck,
+    CtcSample,
+    InputValues,
+    Location,
+    MaskedRows,
+    OpSource,
+    TensorStats,
+)
 from diagnose.tracer.alignments import ctc_samples, is_softmax, masked_rows, softmax_dim
 from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
@@ -218,6 +228,10 @@ class OpFinding:
     values: list[InputValues] = field(default_factory=list)  # its inputs as numbers
     ctc: tuple[list[CtcSample], int] | None = None  # a ctc_loss's samples without alignment
     masked: MaskedRows | None = None  # a later softmax's rows that were -inf everywhere
+    call_chain: list[CallFrame] | None = None  # the user's frames from the loop to the op
+    cross_check: CrossCheck | None = None  # the producer as a second method saw it
+    accumulation: Accumulation | None = None  # a reducing op's result recomputed in float64
+    record: OpRecord | None = field(default=None, repr=False)  # the op, to re-run it
 
 
 class _Watch(TorchFunctionMode):
@@ -364,6 +378,7 @@ def finding_of(
     rec: OpRecord,
     by_output: dict[int, OpRecord] | None = None,
     gradient: tuple[str, str] | None = None,
+    incoming: str = "an incoming gradient of ones",
 ) -> OpFinding:
     """What ``rec`` received and returned; ``gradient`` (its backward node, "nan"/"inf") for
     an op whose gradient was born non-finite, which the detail line then says instead."""
@@ -377,7 +392,7 @@ def finding_of(
     value = value_kind(rec.output)
     targets = target_counts(rec.args, rec.kwargs) if rec.name in _CLASSIFICATION_LOSSES else None
     ctc = ctc_samples(rec.args, rec.kwargs) if rec.name == "ctc_loss" else None
-    detail = received + _returned(value, gradient)
+    detail = received + _returned(value, gradient, incoming)
     if targets is not None:
         ignore, total, ignored = targets
         detail += f"; {ignored} of {total} targets equal ignore_index={ignore}"
@@ -394,16 +409,21 @@ def finding_of(
         sources=_sources(rec, by_output or {}),
         values=values,
         ctc=ctc,
+        record=rec,
     )
 
 
-def _returned(value: str | None, gradient: tuple[str, str] | None) -> str:
+def _returned(
+    value: str | None,
+    gradient: tuple[str, str] | None,
+    incoming: str = "an incoming gradient of ones",
+) -> str:
     """The end of a detail line: what the op returned, or how its gradient went non-finite."""
     if gradient is None:
         return f" and returned {value or 'a finite value'}"
     node, kind = gradient
     if value is None:
-        return f"; its gradient ({node}) is {kind} for an incoming gradient of ones"
+        return f"; its gradient ({node}) is {kind} for {incoming}"
     return (
         f" and returned {value}, which later ops discarded (the loss stayed finite); its "
         f"gradient ({node}) is {kind} there: 0 times an infinite derivative"

@@ -24,7 +24,9 @@ from typing import Any
 
 import torch
 
-from diagnose.tracer import backward, ops
+from diagnose.report import CallFrame
+from diagnose.tracer import accumulate, backward, ops
+from diagnose.tracer.crosscheck import user_frames
 from diagnose.tracer.stats import is_checked, iter_tensors
 from diagnose.tracer.window import (
     Autocast,
@@ -119,6 +121,13 @@ def rerun(root: Rec, grad: bool = False) -> Any:
         set_rng_state(saved)
 
 
+def multi_process() -> bool:
+    """A multi-process run: re-running a root forward or backward on this rank alone would
+    start collectives (DDP's buffer broadcast, its gradient all-reduce) the others never join."""
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
 def root_of(rec: Rec, calls: dict[int, Rec]) -> Rec:
     """The root call ``rec`` ran inside (``rec`` itself for a root)."""
     while rec.parent in calls:
@@ -131,11 +140,12 @@ class _Reached(Exception):
 
 
 def rerun_to(
-    rec: Rec, calls: dict[int, Rec], paused: Paused
+    rec: Rec, calls: dict[int, Rec], paused: Paused, frames: list[CallFrame] | None = None
 ) -> tuple[Any, Any, ops.Site | None] | None:
     """Re-run the root forward (same inputs, RNG state and weights) up to ``rec``'s call:
     its inputs, and the user's line that called the module (None inside torch's own
-    containers, such as ``nn.Sequential``)."""
+    containers, such as ``nn.Sequential``). ``frames`` gets the user's frames there,
+    outermost first."""
     root = root_of(rec, calls)
     if root is rec or root.args is None:
         return None
@@ -147,6 +157,8 @@ def rerun_to(
     def grab(module: Any, args: Any, kwargs: Any) -> None:
         if seen[0] == wanted:
             caught.append((args, kwargs, ops.user_site(stop_at_diagnose=True)))
+            if frames is not None:
+                frames.extend(user_frames()[0])
             raise _Reached
         seen[0] += 1
 
@@ -170,8 +182,14 @@ def recover_args(rec: Rec, calls: dict[int, Rec], paused: Paused) -> None:
         rec.args, rec.kwargs, _ = reached
 
 
-def replay_call(rec: Rec, calls: dict[int, Rec] | None, paused: Paused) -> ops.OpFinding | None:
-    """Re-run one module call with every op checked, to name the op and the line."""
+def replay_call(
+    rec: Rec,
+    calls: dict[int, Rec] | None,
+    paused: Paused,
+    frames: list[CallFrame] | None = None,
+) -> ops.OpFinding | None:
+    """Re-run one module call with every op checked, to name the op and the line;
+    ``frames`` gets the user's frames at the module's call (see ``rerun_to``)."""
     if rec.args is None and calls is not None:
         recover_args(rec, calls, paused)
     if rec.args is None:
@@ -193,12 +211,19 @@ def replay_call(rec: Rec, calls: dict[int, Rec] | None, paused: Paused) -> ops.O
         None,
     )
     finding = ops.find_producer(watch.records, target)
+    if finding is not None and finding.record is not None:
+        # confirmed by a second method: the op alone, in its own dtypes and in float64
+        rec_op = finding.record
+        finding.cross_check = accumulate.cross_check(rec_op, partial(autocast_as, root.autocast))
+        finding.accumulation = accumulate.accumulation(rec_op, watch.records)
     at = finding.location if finding is not None else None
-    if finding is not None and calls and (at is None or ops.lacks_user_line(at)):
+    in_library = at is None or ops.lacks_user_line(at)
+    chain = frames is not None and not multi_process()  # the chain alone is no reason to
+    if finding is not None and calls and (in_library or chain):
         # The op ran in library code (torch's own Linear, an installed model's layer): the
         # user's line is where their code called the module, the op's line its via.
-        reached = rerun_to(rec, calls, paused)
-        if reached is not None and ops.is_user_site(reached[2]):
+        reached = rerun_to(rec, calls, paused, frames if chain else None)
+        if in_library and reached is not None and ops.is_user_site(reached[2]):
             finding.location = ops.with_user_line(finding.location, reached[2])
     return finding
 
@@ -221,8 +246,9 @@ def replay_module_backward(
 
 
 def keep_output_grads(rec: Rec, outputs: list[torch.Tensor]) -> None:
-    """On a light step, keep the gradients that reach the root's outputs: with them an event
-    found at the step can replay the model's backward with every module watched.
+    """Keep the gradients that reach the root's outputs: with them an event found at the
+    step can replay the model's backward with every module watched (a light step's), and
+    under anomaly mode with the step's own gradients (``crosscheck``, any step's).
 
     A model that returns its own loss (a 0-dim output, e.g. a transformers model given
     labels) is differentiated from it, so only its gradient is kept: the logits' would count
@@ -277,6 +303,8 @@ def replay_window(
     rroots = [r for r in rrecs if r.kind == "call" and r.parent < 0]
     for old, new in zip(roots, rroots, strict=False):
         new.indices, new.rng, new.autocast = old.indices, old.rng, old.autocast
+        new.grads = old.grads  # what a cross-check of a backward event replays from
+        new.grads = old.grads  # what a cross-check of a backward event replays from
     if len(rroots) != len(roots):
         return None
     calls, first = _first_bad(rrecs, host, offsets)

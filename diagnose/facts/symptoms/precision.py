@@ -86,11 +86,16 @@ def eps_below_dtype(f: Facts, report: Report) -> Symptom | None:
 def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
     if f.get("event.phase") == "input" or f.get("batch_cast.dtype"):
         return None  # the batch brought the inf (batch-cast-overflow says how)
-    fp16 = bool(f.get("precision.fp16")) or f.get("activation.dtype") == "float16"
+    accumulated = f.get("accumulation.compute_dtype") == "float16"
+    fp16 = bool(f.get("precision.fp16")) or f.get("activation.dtype") == "float16" or accumulated
     if not fp16:
         return None
     evidence: list[str] = []
     parts: list[float] = []
+    ratio = f.get("accumulation.ratio")
+    if accumulated and ratio is not None and ratio >= 1:
+        parts.append(0.95)
+        evidence.append(_accumulation_evidence(f, report))
     ratio = f.get("dtype.max_abs_ratio") if f.get("activation.dtype") == "float16" else None
     if ratio is not None and ratio >= 0.1:
         parts.append(0.95 if ratio >= 0.9 else 0.85 if ratio >= 0.5 else 0.6)
@@ -133,6 +138,38 @@ def fp16_overflow(f: Facts, report: Report) -> Symptom | None:
     if f.get("event.op_family") in ("exp", "log", "div", "sqrt", "pow"):
         confidence = min(confidence, 0.6)  # the op-level symptom is the more specific cause
     return Symptom(id="fp16-overflow", confidence=min(confidence, 0.97), evidence=evidence)
+
+
+_FAR_FROM_LIMIT = 10.0  # inputs this many times below the dtype's largest value look safe
+
+
+def _accumulation_evidence(f: Facts, report: Report) -> str:
+    """What the reducing op summed, against fp16's range, and why the inputs did not show it."""
+    event = report.event
+    maxes = [v.max_abs for v in (event.op_input_values or [])[:2]] if event else []
+    given = " and ".join(num(m) for m in maxes if m is not None)
+    op = f.get("accumulation.op")
+    terms = f.get("accumulation.terms")
+    summed = f", {terms} products summed into each value" if terms else ""
+    text = (
+        f"{op} of float16 values (max |x| {given}){summed}: recomputed in float64 its result "
+        f"reaches {num(f.get('accumulation.max_abs'))}, {num(f.get('accumulation.ratio'))}x "
+        "fp16's largest value 65504"
+    )
+    headrooms = [s.headroom for s in (event.op_inputs if event else []) if s.headroom]
+    if headrooms and min(headrooms) >= _FAR_FROM_LIMIT:
+        text += (
+            f"; the inputs' headroom ({num(min(headrooms))}x) does not show it, what the op "
+            "accumulates does"
+        )
+    if f.get("accumulation.attention"):
+        text += (
+            "; these are attention scores (a softmax follows), scaled only after the product"
+            if f.get("accumulation.scaled_after")
+            else "; these are attention scores (a softmax follows), with no 1/sqrt(d) scale"
+        )
+    where = place(f)
+    return f"{text}; {where}" if where else text
 
 
 @symptom(
