@@ -60,8 +60,13 @@ class SignalWatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.disarm()
+
+    def disarm(self) -> None:
+        """Put back the handlers that were there before (also in a forked child)."""
         for signum, handler in self._saved.items():
-            signal.signal(signum, handler)
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(signum, handler)
         self._saved.clear()
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:

@@ -579,6 +579,12 @@ class Report(_Model):
     learning: Learning | None = Field(
         None, description="What the run showed about whether it could learn (beyond inf/nan)."
     )
+    unwatched_steps: int | None = Field(
+        None,
+        description="Optimizer steps the tracer did not check: those taken in threads other "
+        "than the one whose training it follows, and those whose check failed inside the "
+        "tracer (the warnings say which and why). Unset when every step was checked.",
+    )
     exit_code: int | None = Field(
         None,
         description="The status the script asked to exit with (sys.exit, SystemExit, exit()) "

@@ -14,6 +14,7 @@ The wrappers only forward to the ``Sink`` (the Tracer): what a call means is dec
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -83,7 +84,7 @@ def install(
         _optim_hooks.register_optimizer_step_post_hook(sink.on_step_post),
     ):
         stack.callback(register.remove)
-    in_backward = [False]  # Tensor.backward calls torch.autograd.backward: one call counts
+    in_backward = threading.local()  # Tensor.backward calls autograd.backward: one call counts
     _patch(stack, torch.Tensor, "backward", lambda f: _wrap_backward(f, sink, in_backward))
     _patch(stack, torch.autograd, "backward", lambda f: _wrap_backward(f, sink, in_backward))
     _patch(stack, torch.amp.GradScaler, "scale", lambda f: _wrap_scaler_scale(f, sink))
@@ -103,19 +104,20 @@ def _patch(stack: contextlib.ExitStack, owner: Any, name: str, make: Callable[[A
     stack.callback(setattr, owner, name, original)
 
 
-def _wrap_backward(original: Any, sink: Sink, in_backward: list[bool]) -> Any:
+def _wrap_backward(original: Any, sink: Sink, in_backward: threading.local) -> Any:
     """Wrap ``Tensor.backward`` or ``torch.autograd.backward`` (first argument: the
-    tensor(s) to differentiate)."""
+    tensor(s) to differentiate). Whether a call is the inner one of a ``Tensor.backward``
+    is each thread's own: another thread's backward pass is not this one's."""
 
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-        if in_backward[0]:
+        if getattr(in_backward, "on", False):
             return original(tensors, *args, **kwargs)
         sink.before_backward(tensors)
-        in_backward[0] = True
+        in_backward.on = True
         try:
             result = original(tensors, *args, **kwargs)
         finally:
-            in_backward[0] = False
+            in_backward.on = False
         sink.after_backward()
         return result
 
