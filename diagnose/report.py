@@ -371,7 +371,7 @@ class MatchRef(_Model):
 class Interruption(_Model):
     """Why a run ended before the script did, and how far it had got."""
 
-    cause: Literal["SIGINT", "SIGTERM", "KeyboardInterrupt", "unfinished"] = Field(
+    cause: Literal["SIGINT", "SIGTERM", "SIGHUP", "KeyboardInterrupt", "unfinished"] = Field(
         description='The signal that stopped the run, "KeyboardInterrupt" when the script '
         'raised it itself, or "unfinished": this report was written when the run '
         "started and nothing replaced it (diagnose still running, or killed by "

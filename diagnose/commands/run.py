@@ -256,11 +256,13 @@ def _emit(
 
 
 def exit_status(report, analysis_stopped: bool = False) -> int:
-    """0 clean, 1 diagnosed; a run stopped by SIGTERM 143, by Ctrl-C (or an analysis that
+    """0 clean, 1 diagnosed; a run stopped by SIGTERM 143, by SIGHUP 129, by Ctrl-C (or an analysis that
     was) 130, as a shell reports a command ended by that signal."""
     stopped = report.interruption
     if stopped is not None and stopped.cause == "SIGTERM":
         return ExitStatus.TERMINATED
+    if stopped is not None and stopped.cause == "SIGHUP":
+        return ExitStatus.HANGUP
     if (stopped is not None and stopped.cause != "unfinished") or analysis_stopped:
         return ExitStatus.INTERRUPTED
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED
