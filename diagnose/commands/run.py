@@ -165,13 +165,14 @@ def _run_rank(ctx, args: argparse.Namespace, options, target: ReportFile | None,
     stdout = sys.stdout
     if not ctx.combines:
         options.before_run = None
-    with _script_output(fmt):
+    output = ScriptOutput(fmt)
+    with output:
         return run_rank(
             ctx,
             args.script,
             args.script_args,
             options,
-            lambda report: _emit(report, target, fmt, stdout),
+            lambda report: output.restore() or _emit(report, target, fmt, stdout),
         )
 
 
@@ -181,11 +182,12 @@ def _run_here(args: argparse.Namespace, options, target: ReportFile | None, fmt:
 
     stdout = sys.stdout
     script = Path(os.path.abspath(args.script))  # patched where it is, even after a chdir
-    options.on_hard_exit = lambda raw, code: _hard_exit(
-        raw, code, script, options, target, fmt, stdout
+    output = ScriptOutput(fmt)
+    options.on_hard_exit = lambda raw, code: (
+        output.restore() or _hard_exit(raw, code, script, options, target, fmt, stdout)
     )
     options.on_early_sign = lambda line: _say(f"{args.script}: {line} (the run goes on)")
-    with _script_output(fmt):
+    with output:
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
     return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
@@ -198,9 +200,51 @@ def _say(line: str) -> None:
     print(f"diagnose: {one_line(line)}", file=sys.stderr, flush=True)
 
 
-def _script_output(fmt: str) -> contextlib.AbstractContextManager:
-    """With a machine-readable format on stdout, the script's own prints go to stderr."""
-    return contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
+class ScriptOutput:
+    """With JSON on stdout, everything the script writes there goes to stderr instead: its
+    prints, and at the OS level file descriptor 1 itself (``os.write(1, ...)``, a C library's
+    output, the subprocesses it starts), which is a copy of stderr's until ``restore``, so
+    that stdout holds the report's JSON alone."""
+
+    def __init__(self, fmt: str) -> None:
+        self._on = fmt == "json"
+        self._saved_fd: int | None = None
+        self._redirect: contextlib.AbstractContextManager | None = None
+
+    def __enter__(self) -> ScriptOutput:
+        if not self._on:
+            return self
+        self._redirect = contextlib.redirect_stdout(sys.stderr)
+        self._redirect.__enter__()
+        with contextlib.suppress(OSError, ValueError):
+            if sys.__stdout__ is not None:
+                sys.__stdout__.flush()
+            saved = os.dup(1)
+            try:
+                os.dup2(2, 1)
+            except OSError:
+                os.close(saved)
+                raise
+            self._saved_fd = saved
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+    def restore(self) -> None:
+        """Give stdout back to diagnose (the script's output so far flushed where it went)."""
+        for stream in (sys.stdout, sys.__stdout__, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        if self._saved_fd is not None:
+            with contextlib.suppress(OSError):
+                os.dup2(self._saved_fd, 1)
+            with contextlib.suppress(OSError):
+                os.close(self._saved_fd)
+            self._saved_fd = None
+        redirect, self._redirect = self._redirect, None
+        if redirect is not None:
+            redirect.__exit__(None, None, None)
 
 
 def analyse(raw, script: Path, options, target: ReportFile | None):
