@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -168,3 +168,25 @@ class HardExitGuard:
                 self._on_exit(code)
             real_exit(code)
         (self._saved or _REAL_EXIT)(code)
+
+
+@contextlib.contextmanager
+def stops_raise() -> Iterator[None]:
+    """While entered (in the main thread), a SIGTERM or SIGHUP that would end the process at
+    once raises ``Terminated`` instead, so that what is open is closed on the way out (a
+    verification's re-runs and their temporary folder); a handler set by someone else is
+    left alone."""
+    saved: dict[int, Any] = {}
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise Terminated(signal.Signals(signum).name)
+
+    if threading.current_thread() is threading.main_thread():
+        for signum in _STOPPING:
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                saved[signum] = signal.signal(signum, stop)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)

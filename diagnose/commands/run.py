@@ -254,6 +254,7 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     analysis (or a long ``--verify``) still leaves what the run saw; such a Ctrl-C stops the
     analysis and the evidence alone is shown.
     """
+    from diagnose.interrupts import Terminated
     from diagnose.runner import enrich, load_analysis
 
     load_analysis()
@@ -264,6 +265,9 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     except KeyboardInterrupt:
         raw.warnings.append("analysis interrupted (Ctrl-C): no symptoms, fixes or matches")
         return raw, True
+    except Terminated as exc:  # raised during --verify, its re-runs ended
+        raw.warnings.append(f"analysis interrupted ({exc}): no symptoms, fixes or matches")
+        return raw, str(exc)
 
 
 def _hard_exit(
@@ -279,7 +283,7 @@ def _hard_exit(
 
 
 def _emit(
-    report, target: ReportFile | None, fmt: str, stdout, analysis_stopped: bool = False
+    report, target: ReportFile | None, fmt: str, stdout, analysis_stopped: bool | str = False
 ) -> int:
     """Write ``--report``, show the report on the real stdout, and return the exit status.
 
@@ -299,13 +303,14 @@ def _emit(
     return exit_status(report, analysis_stopped)
 
 
-def exit_status(report, analysis_stopped: bool = False) -> int:
-    """0 clean, 1 diagnosed; a run stopped by SIGTERM 143, by SIGHUP 129, by Ctrl-C (or an analysis that
-    was) 130, as a shell reports a command ended by that signal."""
+def exit_status(report, analysis_stopped: bool | str = False) -> int:
+    """0 clean, 1 diagnosed; a run (or its analysis) stopped by SIGTERM 143, by SIGHUP 129,
+    by Ctrl-C 130, as a shell reports a command ended by that signal."""
     stopped = report.interruption
-    if stopped is not None and stopped.cause == "SIGTERM":
+    cause = stopped.cause if stopped is not None else analysis_stopped
+    if cause == "SIGTERM":
         return ExitStatus.TERMINATED
-    if stopped is not None and stopped.cause == "SIGHUP":
+    if cause == "SIGHUP":
         return ExitStatus.HANGUP
     if (stopped is not None and stopped.cause != "unfinished") or analysis_stopped:
         return ExitStatus.INTERRUPTED
