@@ -346,6 +346,8 @@ def _install_step_limit(max_steps: int | None, tracer: Any) -> Callable[[], None
 
     def count(optimizer: Any, args: Any, kwargs: Any) -> None:
         nonlocal steps
+        if not tracer.thread.mine():  # another thread's loop, which the tracer does not watch
+            return
         steps += 1
         if steps >= max_steps:
             raise StepLimitReached(f"stopped after {steps} optimizer steps (--max-steps)")

@@ -58,7 +58,7 @@ def _both(tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess, ...]:
     return tuple(runs)
 
 
-@pytest.mark.parametrize("name", ["func.py", "sparse.py", "complex.py", "chdir.py"])
+@pytest.mark.parametrize("name", ["func.py", "sparse.py", "complex.py", "chdir.py", "modes.py"])
 def test_a_healthy_script_of_this_shape_prints_what_it_prints_under_python(tmp_path, name):
     plain, diagnosed = _both(tmp_path, name)
     assert plain.returncode == 0, plain.stderr

@@ -27,8 +27,17 @@ from diagnose.learning.losses import LossWatch
 from diagnose.learning.modules import ModuleWatch
 from diagnose.onethread import OneThread, _get_ident
 from diagnose.report import ActivationNote, GradNote, Learning
+from diagnose.tracer import modes
+from diagnose.tracer.ops import LossWatch as _TracerLossWatch
 
 _is_compiling = torch.compiler.is_compiling
+
+
+def _own_modes() -> int:
+    """The function modes of diagnose's own on the stack now: the tracer's loss watch."""
+    n = torch._C._len_torch_function_stack()
+    return sum(isinstance(torch._C._get_function_stack_at(i), _TracerLossWatch) for i in range(n))
+
 
 TRACKED_PASSES = 3  # backward passes the module hooks stay on for
 _SAMPLE_EVERY = 16
@@ -132,7 +141,11 @@ class LearningWatch:
             if thread.ident != _get_ident() and not thread.mine():
                 return
             try:
-                hook(*args, **kwargs)
+                if modes.present() and modes.present(_own_modes()):  # not the script's ops
+                    with modes.hidden():
+                        hook(*args, **kwargs)
+                else:
+                    hook(*args, **kwargs)
             except Exception as exc:
                 errors.record(getattr(hook, "__name__", "learning watch"), exc)
 
@@ -192,7 +205,7 @@ class LearningWatch:
         if self._steps <= TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
             self._motion.measure()
         if self._steps == TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
-            self._activations.arm()  # for the next step's forward
+            self._activations.arm(self._guarded)  # for the next step's forward
 
     def _check_mode(self, optimizers: list[Any]) -> None:
         if self._backward > TRACKED_PASSES and self._backward % _SAMPLE_EVERY:

@@ -49,7 +49,7 @@ from diagnose.options import check_tracing
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped
-from diagnose.tracer import backward_steps, explain, hooks, ops, replay
+from diagnose.tracer import backward_steps, explain, hooks, modes, ops, replay
 from diagnose.tracer.beside import CapturedConfig
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
@@ -354,7 +354,11 @@ class Tracer:
         if output is _RAISED:  # torch calls always-call hooks as (module, args, result) when
             return  # forward raised: the call stack is balanced, nothing is recorded
         try:
-            self._record_call(module, call, args, kwargs, output)
+            if modes.present(self._watch is not None):
+                with modes.hidden():
+                    self._record_call(module, call, args, kwargs, output)
+            else:
+                self._record_call(module, call, args, kwargs, output)
         except Exception as exc:  # the tracer must never be what stops the script
             self._fault(f"a call of `{self._names.name(module)}` ({type(module).__name__})", exc)
 
@@ -409,7 +413,11 @@ class Tracer:
         if not self._active or not self._on or nr >= len(grads):
             return
         try:
-            self._record_grad(module, call, grads[nr])
+            if modes.present():
+                with modes.hidden():
+                    self._record_grad(module, call, grads[nr])
+            else:
+                self._record_grad(module, call, grads[nr])
         except Exception as exc:  # raised here, it would fail the script's backward
             name = self._names.name(module)
             self._fault(f"a gradient of `{name}` ({type(module).__name__})", exc)
@@ -436,7 +444,7 @@ class Tracer:
             return
         self._watch = None
         with contextlib.suppress(Exception):  # a mode stack user code left unbalanced
-            watch.__exit__(None, None, None)
+            modes.remove(watch)
         self._window.loss_ops.extend(watch.records)
 
     def watching_ops(self) -> bool:
@@ -541,6 +549,9 @@ class Tracer:
             self.thread.other_step()
             return None
         try:
+            if modes.present(self._watch is not None):
+                with modes.hidden():
+                    return self._step_pre(optimizer, args, kwargs)
             return self._step_pre(optimizer, args, kwargs)
         except Exception as exc:  # the tracer's own failure: the step goes on, unchecked
             if self.event is not None or isinstance(exc, self.stop_with):
@@ -680,7 +691,11 @@ class Tracer:
         script: the step is counted as not checked, and the report says why.
         """
         try:
-            self._check_window(stepping)
+            if modes.present(self._watch is not None):
+                with modes.hidden():
+                    self._check_window(stepping)
+            else:
+                self._check_window(stepping)
         except Exception as exc:
             if self.event is not None or isinstance(exc, self.stop_with):
                 raise

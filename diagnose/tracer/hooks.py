@@ -23,6 +23,7 @@ import torch
 from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
+from diagnose.tracer import modes
 from diagnose.tracer.data import BatchIndices
 
 
@@ -112,17 +113,26 @@ def _wrap_backward(original: Any, sink: Sink, in_backward: threading.local) -> A
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
         if getattr(in_backward, "on", False):
             return original(tensors, *args, **kwargs)
-        sink.before_backward(tensors)
+        _own_work(sink, sink.before_backward, tensors)
         in_backward.on = True
         try:
             result = original(tensors, *args, **kwargs)
         finally:
             in_backward.on = False
-        sink.after_backward()
+        _own_work(sink, sink.after_backward)
         return result
 
     backward.__wrapped__ = original  # type: ignore[attr-defined]
     return backward
+
+
+def _own_work(sink: Sink, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``, the tracer's work, with the script's own torch modes off meanwhile
+    (see ``modes``); the tracer's loss watch is its own."""
+    if modes.present(sink.watching_ops()):
+        with modes.hidden():
+            return call(*args)
+    return call(*args)
 
 
 def _wrap_scaler_scale(original: Any, sink: Sink) -> Any:
