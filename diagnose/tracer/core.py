@@ -80,6 +80,7 @@ _RAISED: Any = RAISED  # marks an always-call hook run after forward raised
 # Inside vmap / grad the values are functorch's wrappers, which cannot be read on the host:
 # such calls are the transform's business (its own output, outside it, is watched as usual).
 _transformed = torch._C._are_functorch_transforms_active
+_NORMED = {"pgrad": "parameter gradients", "weights": "weights", "state": "optimizer state"}
 _MAX_CONSECUTIVE_SKIPS = 25
 _MAX_FAULTS = 5  # distinct things the tracer could not record, kept for the report
 _OWN_CONFIG: Any = object()  # the default of ``config``: a capture of the Tracer's own
@@ -650,7 +651,11 @@ class Tracer:
         try:
             add_norms(self._window, self._layouts, (kind, phase, self.step), owners, tensors)
         except Exception as exc:  # these values go unchecked; the script goes on
-            self._not_checked(f"the norms of the {kind} values", exc)
+            what = _NORMED.get(kind, kind)
+            if kind == "pgrad":  # the step's gradients: the step is not checked
+                self._not_checked(f"the norms of the {what}", exc)
+            else:
+                self._fault(f"the norms of the {what}", exc)
 
     def _end_step(self, skipped: bool) -> None:
         f, self._figures = self._figures, Figures()
