@@ -7,13 +7,14 @@ The script runs in this process through ``runpy`` exactly as ``python -m cProfil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import runpy
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -219,7 +220,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     parent = os.getpid()
     in_child = disarmed_in_children(lambda: (tracer.disarm(), signals.disarm()))
     try:
-        with signals, hard_exit, tracer, learning, in_child:
+        with signals, hard_exit, tracer, learning, in_child, _quiet_thread_stops():
             # After the tracer's own step hooks: the last step is recorded before the stop.
             remove_limit = _install_step_limit(options.max_steps, tracer)
             if options.on_tracer is not None:
@@ -254,6 +255,26 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     if stopped is not None:
         mark_interrupted(report, stopped, tracer.step)
     return report
+
+
+@contextlib.contextmanager
+def _quiet_thread_stops() -> Iterator[None]:
+    """A stop on purpose raised in a thread the script started (the tracer follows the first
+    thread that trains) ends that thread without a traceback: the report tells the event."""
+    import threading
+
+    previous = threading.excepthook
+
+    def hook(args: Any) -> None:
+        if isinstance(args.exc_value, BaseException) and stopped_by(args.exc_value) is None:
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        if threading.excepthook is hook:
+            threading.excepthook = previous
 
 
 def _end_forked_child() -> None:

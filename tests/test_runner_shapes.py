@@ -100,3 +100,15 @@ def test_forked_children_run_as_under_python_and_only_the_parent_reports(tmp_pat
     assert diagnosed.stdout.count("diagnose: train.py:") == 1, diagnosed.stdout
     assert diagnosed.stderr.count("report written to") == 1, diagnosed.stderr
     assert Report.load(tmp_path / "diagnosed" / "r.json").steps_recorded == 3
+
+
+def test_an_event_in_a_training_thread_stops_that_thread_quietly_and_is_the_verdict(tmp_path):
+    plain, diagnosed = _both(tmp_path, "thread_nan.py")
+    assert plain.returncode == 0, plain.stderr
+    assert diagnosed.returncode == 1, diagnosed.stdout + diagnosed.stderr
+    assert "main goes on" in diagnosed.stdout
+    assert "Traceback" not in diagnosed.stderr
+    assert "Exception in thread" not in diagnosed.stderr
+    report = Report.load(tmp_path / "diagnosed" / "r.json")
+    assert report.status == "nonfinite"
+    assert report.event.step == 5 and report.event.phase == "input"
