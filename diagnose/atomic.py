@@ -2,20 +2,28 @@
 
 The new content goes to a temporary file created exclusively in the target's own folder (a
 rename is atomic only within one filesystem), is flushed to disk, and is then renamed over
-the target. A target that exists and is not a regular file (``/dev/stdout``, a named pipe, a
-terminal) is a stream, not a file to replace: it is written to directly. Another user's file
-(reached through a link someone planted) is never replaced: the rename would put a file of
-this user's in its place.
+the target. A signal that would end the process outright meanwhile (SIGTERM, SIGHUP with no
+handler) waits until the file is in place, then ends it as it would have: no temporary file
+outlives an interrupted write. A target that exists and is not a regular file
+(``/dev/stdout``, a named pipe, a terminal) is a stream, not a file to replace: it is written
+to directly. Another user's file (reached through a link someone planted) is never replaced:
+the rename would put a file of this user's in its place.
 """
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import errno
 import os
+import signal
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+
+_ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def is_stream(path: Path) -> bool:
@@ -41,18 +49,19 @@ def write_atomic(path: Path, text: str) -> None:
     target = Path(os.path.realpath(path))
     _refuse_foreign(target)
     mode = _mode_for(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with signals_held():
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fchmod(fh.fileno(), mode)
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     _sync_folder(target.parent)
 
 
@@ -65,6 +74,30 @@ def _refuse_foreign(target: Path) -> None:
         raise PermissionError(
             errno.EPERM, f"{target} belongs to another user (uid {owner}); not replaced"
         )
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """While entered (in the main thread), SIGTERM and SIGHUP with their default action are
+    noted instead of ending the process; on leaving, a noted one is sent again and ends it.
+    Handlers set by anyone (diagnose's own raise, and the write's cleanup runs) are left alone.
+    The C-level functions are used: what ``signal.getsignal`` shows a script is not the point.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    saved = {}
+    for signum in _ENDING:
+        if _signal.getsignal(signum) == signal.SIG_DFL:
+            saved[signum] = _signal.signal(signum, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            _signal.signal(signum, handler)
+        if noted:
+            os.kill(os.getpid(), noted[0])
 
 
 def _mode_for(target: Path) -> int:

@@ -11,6 +11,7 @@ class ExitStatus(IntEnum):
     DIAGNOSED = 1  # a problem was diagnosed: non-finite event, script exception, bad records
     USAGE = 2  # diagnose's own usage or input error
     INTERNAL = 70  # EX_SOFTWARE: a bug in diagnose itself (one line; --debug adds the traceback)
+    HANGUP = 129  # 128 + SIGHUP: the run was stopped by SIGHUP (its terminal went away)
     INTERRUPTED = 130  # 128 + SIGINT: the run (or its analysis) was stopped by Ctrl-C
     STDOUT_CLOSED = 141  # 128 + SIGPIPE: the reader of diagnose's output went away
     TERMINATED = 143  # 128 + SIGTERM: the run was stopped by SIGTERM

@@ -432,7 +432,7 @@ class MatchRef(_Model):
 class Interruption(_Model):
     """Why a run ended before the script did, and how far it had got."""
 
-    cause: Literal["SIGINT", "SIGTERM", "KeyboardInterrupt", "unfinished"] = Field(
+    cause: Literal["SIGINT", "SIGTERM", "SIGHUP", "KeyboardInterrupt", "unfinished"] = Field(
         description='The signal that stopped the run, "KeyboardInterrupt" when the script '
         'raised it itself, or "unfinished": this report was written when the run '
         "started and nothing replaced it (diagnose still running, or killed by "
@@ -639,6 +639,12 @@ class Report(_Model):
     )
     learning: Learning | None = Field(
         None, description="What the run showed about whether it could learn (beyond inf/nan)."
+    )
+    unwatched_steps: int | None = Field(
+        None,
+        description="Optimizer steps the tracer did not check: those taken in threads other "
+        "than the one whose training it follows, and those whose check failed inside the "
+        "tracer (the warnings say which and why). Unset when every step was checked.",
     )
     exit_code: int | None = Field(
         None,

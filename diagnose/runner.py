@@ -7,19 +7,21 @@ The script runs in this process through ``runpy`` exactly as ``python -m cProfil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import runpy
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
 from diagnose.errors import UsageError
+from diagnose.forks import disarmed_in_children
 from diagnose.interrupts import HardExitGuard, SignalWatch, Terminated
 from diagnose.options import check_run
 from diagnose.report import Config, Event, Interruption, Location, MatchRef, Report, ScriptInfo
@@ -208,20 +210,27 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         stop_with=NonFiniteStop,
         config=CapturedConfig(),  # entered beside the tracer's hooks, inside its patches
     )
-    learning = LearningWatch(on_early=options.on_early_sign)
+    learning = LearningWatch(on_early=options.on_early_sign, thread=tracer.thread)
     remove_limit = _install_step_limit(None, tracer)
     outcome: BaseException | None = None
     exit_code: int | None = None  # what the script's own sys.exit asked for
     stopped: str | None = None  # what interrupted the run
     signals = SignalWatch()
     hard_exit = HardExitGuard(lambda code: _on_hard_exit(tracer, code, script, info, options))
+    parent = os.getpid()
+    in_child = disarmed_in_children(lambda: (tracer.disarm(), signals.disarm()))
     try:
-        with signals, hard_exit, tracer, learning:
+        with signals, hard_exit, tracer, learning, in_child, _quiet_thread_stops():
             # After the tracer's own step hooks: the last step is recorded before the stop.
             remove_limit = _install_step_limit(options.max_steps, tracer)
             if options.on_tracer is not None:
                 options.on_tracer(tracer)
-            runpy.run_path(str(script), run_name="__main__")
+            try:
+                # the absolute path, as python gives ``__file__``: still right after a chdir
+                runpy.run_path(os.path.abspath(script), run_name="__main__")
+            finally:
+                if os.getpid() != parent:
+                    _end_forked_child()
     except (RunStopped, NonFiniteDetected):
         pass  # stopped on purpose; the tracer holds the event, if any
     except SystemExit as exc:
@@ -246,6 +255,47 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     if stopped is not None:
         mark_interrupted(report, stopped, tracer.step)
     return report
+
+
+@contextlib.contextmanager
+def _quiet_thread_stops() -> Iterator[None]:
+    """A stop on purpose raised in a thread the script started (the tracer follows the first
+    thread that trains) ends that thread without a traceback: the report tells the event."""
+    import threading
+
+    previous = threading.excepthook
+
+    def hook(args: Any) -> None:
+        if isinstance(args.exc_value, BaseException) and stopped_by(args.exc_value) is None:
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        if threading.excepthook is hook:
+            threading.excepthook = previous
+
+
+def _end_forked_child() -> None:
+    """A child the script forked (``os.fork()``) ran to the script's end: it ends as it would
+    under python, never reaching diagnose's report. Called while what ended it, if anything,
+    is being raised."""
+    from diagnose.interrupts import real_exit
+
+    exc = sys.exc_info()[1]
+    code = 0
+    if isinstance(exc, SystemExit):
+        code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+        if not isinstance(exc.code, (int, type(None))):
+            print(exc.code, file=sys.stderr)
+    elif exc is not None:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        code = 1
+    import atexit
+
+    atexit._run_exitfuncs()
+    real_exit(code)
 
 
 def mark_interrupted(report: Report, cause: str, step: int) -> None:
@@ -317,6 +367,8 @@ def _install_step_limit(max_steps: int | None, tracer: Any) -> Callable[[], None
 
     def count(optimizer: Any, args: Any, kwargs: Any) -> None:
         nonlocal steps
+        if not tracer.thread.mine():  # another thread's loop, which the tracer does not watch
+            return
         steps += 1
         if steps >= max_steps:
             raise StepLimitReached(f"stopped after {steps} optimizer steps (--max-steps)")

@@ -15,6 +15,7 @@ with the script's own folder on ``PYTHONPATH`` so that sibling modules still imp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from diagnose.formatting import num
+from diagnose.interrupts import stops_raise
 from diagnose.report import Fix, Report
 from diagnose.safetext import strip_escapes
 from diagnose.verify_progress import OnProgress, Progress
@@ -62,16 +64,19 @@ def verify_fixes(
 
     The lower-learning-rate fix is searched over a ladder of values (``verify_lr``); the
     others get one patched run each. ``progress`` hears of each run as it starts and ends.
+    A SIGTERM or SIGHUP meanwhile raises ``Terminated``: the run under way is ended, its
+    temporary folder removed, and the signal's stop goes on up to the caller.
     """
     from diagnose.verify_lr import search_lr, searchable
 
     script = Path(script_path or report.script.path)
     max_steps = steps_to_run(report, margin_steps)
-    for fix in report.fixes[:top]:
-        if searchable(fix, report):
-            search_lr(fix, script, report, max_steps, timeout, progress)
-        else:
-            _verify_one(fix, script, report, max_steps, timeout, progress)
+    with stops_raise():
+        for fix in report.fixes[:top]:
+            if searchable(fix, report):
+                search_lr(fix, script, report, max_steps, timeout, progress)
+            else:
+                _verify_one(fix, script, report, max_steps, timeout, progress)
     report.fixes = rank_verified(report.fixes)
     return report
 
@@ -194,15 +199,7 @@ def run_change(
             command += ["--max-steps", str(max_steps)]
         command += [str(copy), *argv]
         try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env=_env(script),
-                stdin=subprocess.DEVNULL,
-                cwd=cwd,
-            )
+            done = _run_to_end(command, timeout, _env(script), cwd)
         except subprocess.TimeoutExpired:
             return Outcome(
                 None, f"not verified: the patched run was still going after {timeout:g}s"
@@ -217,6 +214,32 @@ def run_change(
 
 
 FINITE_RUN = ("clean", "silent")
+
+
+def _run_to_end(
+    command: list[str], timeout: float, env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess:
+    """Run a patched copy in a process group of its own; however this ends (its timeout,
+    Ctrl-C, SIGTERM), nothing it started outlives it."""
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        start_new_session=True,  # its own group: killed as one, every process it started
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            proc.communicate(timeout=10)
+        raise
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
 def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: str = "") -> Outcome:

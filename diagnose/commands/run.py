@@ -181,13 +181,14 @@ def _run_rank(ctx, args: argparse.Namespace, options, target: ReportFile | None,
     stdout = sys.stdout
     if not ctx.combines:
         options.before_run = None
-    with _script_output(fmt):
+    output = ScriptOutput(fmt)
+    with output:
         return run_rank(
             ctx,
             args.script,
             args.script_args,
             options,
-            lambda report: _emit(report, target, fmt, stdout),
+            lambda report: output.restore() or _emit(report, target, fmt, stdout),
         )
 
 
@@ -197,11 +198,12 @@ def _run_here(args: argparse.Namespace, options, target: ReportFile | None, fmt:
 
     stdout = sys.stdout
     script = Path(os.path.abspath(args.script))  # patched where it is, even after a chdir
-    options.on_hard_exit = lambda raw, code: _hard_exit(
-        raw, code, script, options, target, fmt, stdout
+    output = ScriptOutput(fmt)
+    options.on_hard_exit = lambda raw, code: (
+        output.restore() or _hard_exit(raw, code, script, options, target, fmt, stdout)
     )
     options.on_early_sign = lambda line: _say(f"{args.script}: {line} (the run goes on)")
-    with _script_output(fmt):
+    with output:
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
     return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
@@ -214,9 +216,51 @@ def _say(line: str) -> None:
     print(f"diagnose: {one_line(line)}", file=sys.stderr, flush=True)
 
 
-def _script_output(fmt: str) -> contextlib.AbstractContextManager:
-    """With a machine-readable format on stdout, the script's own prints go to stderr."""
-    return contextlib.redirect_stdout(sys.stderr) if fmt == "json" else contextlib.nullcontext()
+class ScriptOutput:
+    """With JSON on stdout, everything the script writes there goes to stderr instead: its
+    prints, and at the OS level file descriptor 1 itself (``os.write(1, ...)``, a C library's
+    output, the subprocesses it starts), which is a copy of stderr's until ``restore``, so
+    that stdout holds the report's JSON alone."""
+
+    def __init__(self, fmt: str) -> None:
+        self._on = fmt == "json"
+        self._saved_fd: int | None = None
+        self._redirect: contextlib.AbstractContextManager | None = None
+
+    def __enter__(self) -> ScriptOutput:
+        if not self._on:
+            return self
+        self._redirect = contextlib.redirect_stdout(sys.stderr)
+        self._redirect.__enter__()
+        with contextlib.suppress(OSError, ValueError):
+            if sys.__stdout__ is not None:
+                sys.__stdout__.flush()
+            saved = os.dup(1)
+            try:
+                os.dup2(2, 1)
+            except OSError:
+                os.close(saved)
+                raise
+            self._saved_fd = saved
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+    def restore(self) -> None:
+        """Give stdout back to diagnose (the script's output so far flushed where it went)."""
+        for stream in (sys.stdout, sys.__stdout__, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        if self._saved_fd is not None:
+            with contextlib.suppress(OSError):
+                os.dup2(self._saved_fd, 1)
+            with contextlib.suppress(OSError):
+                os.close(self._saved_fd)
+            self._saved_fd = None
+        redirect, self._redirect = self._redirect, None
+        if redirect is not None:
+            redirect.__exit__(None, None, None)
 
 
 def analyse(raw, script: Path, options, target: ReportFile | None):
@@ -226,6 +270,7 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     analysis (or a long ``--verify``) still leaves what the run saw; such a Ctrl-C stops the
     analysis and the evidence alone is shown.
     """
+    from diagnose.interrupts import Terminated
     from diagnose.runner import enrich, load_analysis
 
     load_analysis()
@@ -236,6 +281,9 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     except KeyboardInterrupt:
         raw.warnings.append("analysis interrupted (Ctrl-C): no symptoms, fixes or matches")
         return raw, True
+    except Terminated as exc:  # raised during --verify, its re-runs ended
+        raw.warnings.append(f"analysis interrupted ({exc}): no symptoms, fixes or matches")
+        return raw, str(exc)
 
 
 def _hard_exit(
@@ -251,7 +299,7 @@ def _hard_exit(
 
 
 def _emit(
-    report, target: ReportFile | None, fmt: str, stdout, analysis_stopped: bool = False
+    report, target: ReportFile | None, fmt: str, stdout, analysis_stopped: bool | str = False
 ) -> int:
     """Write ``--report``, show the report on the real stdout, and return the exit status.
 
@@ -271,12 +319,15 @@ def _emit(
     return exit_status(report, analysis_stopped)
 
 
-def exit_status(report, analysis_stopped: bool = False) -> int:
-    """0 clean, 1 diagnosed; a run stopped by SIGTERM 143, by Ctrl-C (or an analysis that
-    was) 130, as a shell reports a command ended by that signal."""
+def exit_status(report, analysis_stopped: bool | str = False) -> int:
+    """0 clean, 1 diagnosed; a run (or its analysis) stopped by SIGTERM 143, by SIGHUP 129,
+    by Ctrl-C 130, as a shell reports a command ended by that signal."""
     stopped = report.interruption
-    if stopped is not None and stopped.cause == "SIGTERM":
+    cause = stopped.cause if stopped is not None else analysis_stopped
+    if cause == "SIGTERM":
         return ExitStatus.TERMINATED
+    if cause == "SIGHUP":
+        return ExitStatus.HANGUP
     if (stopped is not None and stopped.cause != "unfinished") or analysis_stopped:
         return ExitStatus.INTERRUPTED
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED

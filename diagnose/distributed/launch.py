@@ -93,7 +93,7 @@ def _torchrun(argv: list[str]) -> tuple[str | None, str | None]:
         return f"torchrun: rank(s) {', '.join(map(str, ranks))} failed", None
     except SignalException as exc:  # torchrun's own handler, after it stopped the ranks
         name = getattr(exc.sigval, "name", str(exc.sigval))
-        return f"torchrun: stopped by {name}", "SIGTERM" if name == "SIGTERM" else "SIGINT"
+        return f"torchrun: stopped by {name}", name if name in ("SIGTERM", "SIGHUP") else "SIGINT"
     except KeyboardInterrupt:
         return "torchrun: stopped by SIGINT", "SIGINT"
     return None, None

@@ -86,6 +86,7 @@ class RankSession:
         self._step_hook = register_optimizer_step_pre_hook(self._see_params)
         if threading.current_thread() is threading.main_thread():
             self._old_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+            signal.signal(signal.SIGHUP, self._on_sigterm)  # torchrun passes its SIGHUP on
         if self.conns is not None:
             self._thread = threading.Thread(
                 target=self._watch, name="diagnose-rank-watch", daemon=True
@@ -159,7 +160,7 @@ class RankSession:
         if not self._lock.acquire(blocking=False):
             return  # already finishing: let that finish, it ends the process
         peer = self._peer_ended()
-        why = "terminated by the launcher (SIGTERM)"
+        why = f"terminated by the launcher ({signal.Signals(signum).name})"
         if peer is not None:
             why += f" after rank {peer.get('rank')} ended ({peer.get('status')})"
         self.exit(

@@ -69,10 +69,13 @@ class ActivationWatch:
     def armed(self) -> bool:
         return self._handle is not None
 
-    def arm(self) -> None:
+    def arm(self, guard: Any = None) -> None:
+        """Watch the next forward; ``guard`` wraps the hook (the watch's thread and error
+        guard)."""
         if self._handle is None:
             self._pending, self._order = [], []
-            self._handle = module_hooks.register_module_forward_hook(self._post)
+            hook = self._post if guard is None else guard(self._post)
+            self._handle = module_hooks.register_module_forward_hook(hook)
 
     def stop(self) -> None:
         """The watch exits: an armed hook comes off, the forward it queued is dropped (no

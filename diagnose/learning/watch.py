@@ -25,9 +25,19 @@ from diagnose.learning.clearing import ClearingWatch
 from diagnose.learning.coverage import Coverage, WeightMotion, held_ids
 from diagnose.learning.losses import LossWatch
 from diagnose.learning.modules import ModuleWatch
+from diagnose.onethread import OneThread, _get_ident
 from diagnose.report import ActivationNote, GradNote, Learning
+from diagnose.tracer import modes
+from diagnose.tracer.ops import LossWatch as _TracerLossWatch
 
 _is_compiling = torch.compiler.is_compiling
+
+
+def _own_modes() -> int:
+    """The function modes of diagnose's own on the stack now: the tracer's loss watch."""
+    n = torch._C._len_torch_function_stack()
+    return sum(isinstance(torch._C._get_function_stack_at(i), _TracerLossWatch) for i in range(n))
+
 
 TRACKED_PASSES = 3  # backward passes the module hooks stay on for
 _SAMPLE_EVERY = 16
@@ -39,8 +49,13 @@ _EARLY_PASSES = (10,)  # backward passes with no step yet
 class LearningWatch:
     """Gathers whether the run can learn; ``evidence()`` is the ``Learning`` of the run so far."""
 
-    def __init__(self, on_early: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, on_early: Callable[[str], None] | None = None, thread: OneThread | None = None
+    ) -> None:
+        """``thread``: the thread whose training is watched, shared with the tracer beside
+        it (by default the first that trains; other threads' calls are left alone)."""
         self.errors = ErrorLog()
+        self.thread = thread if thread is not None else OneThread()
         self._on_early = on_early
         self._said: set[str] = set()
         self._patcher = Patcher(self.errors)
@@ -68,10 +83,16 @@ class LearningWatch:
     def __enter__(self) -> LearningWatch:
         patcher = self._patcher
         patcher.wrap(torch.autograd, "backward", before=self._guarded(self._before_backward))
-        patcher.wrap(torch.optim.Optimizer, "__init__", after=self._constructed_optimizer)
-        patcher.wrap(torch.optim.Optimizer, "zero_grad", before=self._optimizer_zero_grad)
         patcher.wrap(
-            nn.Module, "zero_grad", before=lambda *a, **k: self._clearing.module_zero_grad()
+            torch.optim.Optimizer, "__init__", after=self._guarded(self._constructed_optimizer)
+        )
+        patcher.wrap(
+            torch.optim.Optimizer, "zero_grad", before=self._guarded(self._optimizer_zero_grad)
+        )
+        patcher.wrap(
+            nn.Module,
+            "zero_grad",
+            before=self._guarded(lambda *a, **k: self._clearing.module_zero_grad()),
         )
         self._stack.callback(patcher.restore_all)
         pre = optim_hooks.register_optimizer_step_pre_hook(self._guarded(self._before_step))
@@ -108,16 +129,23 @@ class LearningWatch:
             self._post.remove()
 
     def _guarded(self, hook: Any) -> Any:
-        """A hook whose own failure is noted for the report, never raised into the script."""
-        errors = self.errors
+        """A hook whose own failure is noted for the report, never raised into the script;
+        it runs only in the thread whose training is watched."""
+        errors, thread = self.errors, self.thread
 
         def guarded(*args: Any, **kwargs: Any) -> None:
             if _is_compiling():
                 # inside a graph dynamo captures (torch.compile): the hook's own bookkeeping
                 # would be traced into the user's graph, so the compiled region is not watched
                 return
+            if thread.ident != _get_ident() and not thread.mine():
+                return
             try:
-                hook(*args, **kwargs)
+                if modes.present() and modes.present(_own_modes()):  # not the script's ops
+                    with modes.hidden():
+                        hook(*args, **kwargs)
+                else:
+                    hook(*args, **kwargs)
             except Exception as exc:
                 errors.record(getattr(hook, "__name__", "learning watch"), exc)
 
@@ -177,7 +205,7 @@ class LearningWatch:
         if self._steps <= TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
             self._motion.measure()
         if self._steps == TRACKED_PASSES or self._steps % _SAMPLE_EVERY == 0:
-            self._activations.arm()  # for the next step's forward
+            self._activations.arm(self._guarded)  # for the next step's forward
 
     def _check_mode(self, optimizers: list[Any]) -> None:
         if self._backward > TRACKED_PASSES and self._backward % _SAMPLE_EVERY:

@@ -221,4 +221,8 @@ def steps_seen(report: Report) -> str:
     learning = report.learning
     by_hand = learning is not None and learning.optimizers == 0 and learning.backward_passes
     noun = "update step" if by_hand else "optimizer step"
-    return f"{steps} {noun}{'s' if steps != 1 else ''}"
+    seen = f"{steps} {noun}{'s' if steps != 1 else ''}"
+    unwatched = report.unwatched_steps
+    if unwatched:
+        seen += f" ({unwatched} more went unchecked: see the warnings)"
+    return seen

@@ -44,11 +44,12 @@ from typing import Any
 
 import torch
 
+from diagnose.onethread import OneThread, _get_ident
 from diagnose.options import check_tracing
 from diagnose.report import Config, Event, Frame, Location, Report, ScriptInfo, StepRecord
 from diagnose.safetext import strip_escapes
 from diagnose.stops import RunStopped
-from diagnose.tracer import backward_steps, explain, hooks, ops, replay
+from diagnose.tracer import backward_steps, explain, hooks, modes, ops, replay
 from diagnose.tracer.beside import CapturedConfig
 from diagnose.tracer.data import BatchIndices
 from diagnose.tracer.events import NonFiniteDetected
@@ -76,6 +77,10 @@ from diagnose.tracer.window import (
 )
 
 _RAISED: Any = RAISED  # marks an always-call hook run after forward raised
+# Inside vmap / grad the values are functorch's wrappers, which cannot be read on the host:
+# such calls are the transform's business (its own output, outside it, is watched as usual).
+_transformed = torch._C._are_functorch_transforms_active
+_NORMED = {"pgrad": "parameter gradients", "weights": "weights", "state": "optimizer state"}
 _MAX_CONSECUTIVE_SKIPS = 25
 _MAX_FAULTS = 5  # distinct things the tracer could not record, kept for the report
 _OWN_CONFIG: Any = object()  # the default of ``config``: a capture of the Tracer's own
@@ -177,6 +182,8 @@ class Tracer:
         self._scaler_active = False
         self._skips = 0  # GradScaler-skipped steps in a row
         self._faults: list[str] = []  # what the tracer could not record, for the report
+        self._unchecked = 0  # steps whose check failed inside the tracer
+        self.thread = OneThread()  # the thread whose training is watched
 
     @property
     def history(self) -> list[StepRecord]:
@@ -249,7 +256,7 @@ class Tracer:
         """A clip by norm measured ``total_norm`` (before clipping): the step's gradient norm
         in the history is that one, as a framework's own log shows it, not the clipped norm
         the optimizer is handed."""
-        if self._active and self._on and isinstance(total_norm, torch.Tensor):
+        if self._active and self._on and isinstance(total_norm, torch.Tensor) and self._follows():
             if self._stepless():
                 # a hand-written update clips after the backward pass that ended its step,
                 # whose row already holds the same norm, measured from the gradients then
@@ -259,6 +266,19 @@ class Tracer:
             if slot >= 0 and total_norm.dim() == 0:
                 entry = ("grad_norm", total_norm.dtype, total_norm.shape, slot)
                 window.recs.append(Rec("clipnorm", "backward", self.step, None, [entry]))
+
+    def disarm(self) -> None:
+        """Watch nothing more in this process, undoing nothing: a child the script forked
+        runs as it would without diagnose (see ``diagnose.forks``)."""
+        self.thread.ident = -1  # no thread is the one followed
+        self._active = False
+        with contextlib.suppress(Exception):
+            self._stop_watch()
+
+    def _follows(self) -> bool:
+        """Whether the calling thread is the one whose training is watched (see ``diagnose.onethread``)."""
+        thread = self.thread
+        return thread.ident == _get_ident() or thread.mine()
 
     def _detach_watches(self) -> None:
         self._active = False
@@ -299,7 +319,7 @@ class Tracer:
 
     def on_pre(self, module: torch.nn.Module, args: Any) -> None:
         """Forward pre-hook of every module call (of the roots only, on a light step)."""
-        if not self._active or not self._on:
+        if not self._active or not self._on or not self._follows() or _transformed():
             return
         window = self._window
         if not window.stack and not self._replaying:
@@ -326,7 +346,7 @@ class Tracer:
         self, module: torch.nn.Module, args: Any, kwargs: Any = None, output: Any = _RAISED
     ) -> None:
         """Forward hook of every module call, also run when forward raised."""
-        if not self._active or not self._on:
+        if not self._active or not self._on or not self._follows() or _transformed():
             return
         stack = self._window.stack
         if not stack:
@@ -335,7 +355,11 @@ class Tracer:
         if output is _RAISED:  # torch calls always-call hooks as (module, args, result) when
             return  # forward raised: the call stack is balanced, nothing is recorded
         try:
-            self._record_call(module, call, args, kwargs, output)
+            if modes.present(self._watch is not None):
+                with modes.hidden():
+                    self._record_call(module, call, args, kwargs, output)
+            else:
+                self._record_call(module, call, args, kwargs, output)
         except Exception as exc:  # the tracer must never be what stops the script
             self._fault(f"a call of `{self._names.name(module)}` ({type(module).__name__})", exc)
 
@@ -390,7 +414,11 @@ class Tracer:
         if not self._active or not self._on or nr >= len(grads):
             return
         try:
-            self._record_grad(module, call, grads[nr])
+            if modes.present():
+                with modes.hidden():
+                    self._record_grad(module, call, grads[nr])
+            else:
+                self._record_grad(module, call, grads[nr])
         except Exception as exc:  # raised here, it would fail the script's backward
             name = self._names.name(module)
             self._fault(f"a gradient of `{name}` ({type(module).__name__})", exc)
@@ -417,7 +445,7 @@ class Tracer:
             return
         self._watch = None
         with contextlib.suppress(Exception):  # a mode stack user code left unbalanced
-            watch.__exit__(None, None, None)
+            modes.remove(watch)
         self._window.loss_ops.extend(watch.records)
 
     def watching_ops(self) -> bool:
@@ -425,6 +453,8 @@ class Tracer:
 
     def before_backward(self, tensors: Any) -> None:
         """``backward()`` was called on ``tensors``: they are the loss."""
+        if not self._follows():
+            return
         self._stop_watch()
         if not self._active or not self._on:
             return
@@ -451,7 +481,7 @@ class Tracer:
     def after_backward(self) -> None:
         """A backward pass ended. Without a torch optimizer it ends the step: the gradients
         are checked now, with the rest of the window, before a hand-written update uses them."""
-        if not self._active or not self._stepless():
+        if not self._active or not self._stepless() or not self._follows():
             return
         if self._on:
             params = self._backward_steps.with_grads(self._names.roots)
@@ -467,16 +497,19 @@ class Tracer:
 
     def scaled(self, scaler: Any, outputs: Any, result: Any) -> None:
         """``GradScaler.scale(outputs)`` returned ``result``: backward of it is the loss's."""
-        if scaler.is_enabled():
+        if scaler.is_enabled() and self._follows():
             self._scaler_active = True
             if isinstance(result, torch.Tensor) and isinstance(outputs, torch.Tensor):
                 self._window.loss_sources[id(result)] = outputs
 
     def before_scaler_step(self) -> None:
-        self._opt_stepped = False
+        if self._follows():
+            self._opt_stepped = False
 
     def after_scaler_step(self, scaler: Any) -> None:
         """A GradScaler step that ran no optimizer step skipped it (inf/nan gradients)."""
+        if not self._follows():
+            return
         if scaler.is_enabled() and not self._opt_stepped and self._active:
             self._skips += 1
             if self._on:
@@ -487,7 +520,7 @@ class Tracer:
 
     def scale_updated(self, scaler: Any) -> None:
         scale = getattr(scaler, "_scale", None)
-        if self._active and self._on and isinstance(scale, torch.Tensor):
+        if self._active and self._on and isinstance(scale, torch.Tensor) and self._follows():
             window = self._window
             entry = ("loss_scale", scale.dtype, scale.shape, window.slot(scale))
             window.recs.append(Rec("scale", "backward", self.step, None, [entry]))
@@ -496,6 +529,8 @@ class Tracer:
         """Watch ops from the first optimizer's creation until a module runs: in a script with
         no ``nn.Module`` the loss of the very first step is then watched too (a module's
         first call ends the watch and drops what it saw, the preparation of its input)."""
+        if not self._follows():
+            return
         self._optimizers_created += 1
         self._sites.optimizer_built(optimizer)
         if self._active and self._on and not self._names.roots:
@@ -511,6 +546,21 @@ class Tracer:
 
     def on_step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         """Optimizer step pre-hook: the step's one check, before the update lands."""
+        if not self._follows():
+            self.thread.other_step()
+            return None
+        try:
+            if modes.present(self._watch is not None):
+                with modes.hidden():
+                    return self._step_pre(optimizer, args, kwargs)
+            return self._step_pre(optimizer, args, kwargs)
+        except Exception as exc:  # the tracer's own failure: the step goes on, unchecked
+            if self.event is not None or isinstance(exc, self.stop_with):
+                raise
+            self._not_checked("the check before an optimizer step", exc)
+            return None
+
+    def _step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         self._opt_stepped = True
         if self._primary_opt is None:
             self._primary_opt = id(optimizer)
@@ -559,7 +609,7 @@ class Tracer:
         return checked
 
     def on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if not self._active:
+        if not self._active or not self._follows():
             return
         self._sites.step_done(optimizer)
         # Weights and optimizer state are not reduced here: a weight the update made
@@ -598,7 +648,14 @@ class Tracer:
             self._norms("state", "optimizer", state_params, states)
 
     def _norms(self, kind: str, phase: str, owners: list[Any], tensors: list[Any]) -> None:
-        add_norms(self._window, self._layouts, (kind, phase, self.step), owners, tensors)
+        try:
+            add_norms(self._window, self._layouts, (kind, phase, self.step), owners, tensors)
+        except Exception as exc:  # these values go unchecked; the script goes on
+            what = _NORMED.get(kind, kind)
+            if kind == "pgrad":  # the step's gradients: the step is not checked
+                self._not_checked(f"the norms of the {what}", exc)
+            else:
+                self._fault(f"the norms of the {what}", exc)
 
     def _end_step(self, skipped: bool) -> None:
         f, self._figures = self._figures, Figures()
@@ -635,8 +692,26 @@ class Tracer:
 
         ``stepping``: the optimizer whose step this check precedes. With optimizers taking
         turns, the root calls of the models it does not train go on into the next window
-        (``carry_other_models``).
+        (``carry_other_models``). A failure of the tracer's own here never reaches the
+        script: the step is counted as not checked, and the report says why.
         """
+        try:
+            if modes.present(self._watch is not None):
+                with modes.hidden():
+                    self._check_window(stepping)
+            else:
+                self._check_window(stepping)
+        except Exception as exc:
+            if self.event is not None or isinstance(exc, self.stop_with):
+                raise
+            self._not_checked("the check of a step", exc)
+
+    def _not_checked(self, what: str, exc: Exception) -> None:
+        self._unchecked += 1
+        self._fault(what, exc)
+        self._window = self._window.successor(self._light)  # what it held is let go
+
+    def _check_window(self, stepping: Any) -> None:
         self._stop_watch()
         window = self._window
         self._window = window.successor(self._light)
@@ -734,9 +809,16 @@ class Tracer:
             frames=self.event_frames if self.event is not None else self._frames(),
             history=list(self.history),
             config=self.config.config(self._names.roots) if self.config is not None else Config(),
-            warnings=list(self._faults),
+            warnings=[*self._faults, *filter(None, [self.thread.note()])],
             history_note=self._rows.note(),
+            unwatched_steps=self.unwatched_steps or None,
         )
+
+    @property
+    def unwatched_steps(self) -> int:
+        """Optimizer steps not checked: those of other threads, and those whose check failed
+        inside the tracer."""
+        return self._unchecked + sum(n for _, n in self.thread.others.values())
 
 
 def _distributed() -> bool:

@@ -14,6 +14,7 @@ The wrappers only forward to the ``Sink`` (the Tracer): what a call means is dec
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ import torch
 from torch.nn.modules import module as _module_hooks
 from torch.optim import optimizer as _optim_hooks
 
+from diagnose.tracer import modes
 from diagnose.tracer.data import BatchIndices
 
 
@@ -83,7 +85,7 @@ def install(
         _optim_hooks.register_optimizer_step_post_hook(sink.on_step_post),
     ):
         stack.callback(register.remove)
-    in_backward = [False]  # Tensor.backward calls torch.autograd.backward: one call counts
+    in_backward = threading.local()  # Tensor.backward calls autograd.backward: one call counts
     _patch(stack, torch.Tensor, "backward", lambda f: _wrap_backward(f, sink, in_backward))
     _patch(stack, torch.autograd, "backward", lambda f: _wrap_backward(f, sink, in_backward))
     _patch(stack, torch.amp.GradScaler, "scale", lambda f: _wrap_scaler_scale(f, sink))
@@ -103,24 +105,34 @@ def _patch(stack: contextlib.ExitStack, owner: Any, name: str, make: Callable[[A
     stack.callback(setattr, owner, name, original)
 
 
-def _wrap_backward(original: Any, sink: Sink, in_backward: list[bool]) -> Any:
+def _wrap_backward(original: Any, sink: Sink, in_backward: threading.local) -> Any:
     """Wrap ``Tensor.backward`` or ``torch.autograd.backward`` (first argument: the
-    tensor(s) to differentiate)."""
+    tensor(s) to differentiate). Whether a call is the inner one of a ``Tensor.backward``
+    is each thread's own: another thread's backward pass is not this one's."""
 
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-        if in_backward[0]:
+        if getattr(in_backward, "on", False):
             return original(tensors, *args, **kwargs)
-        sink.before_backward(tensors)
-        in_backward[0] = True
+        _own_work(sink, sink.before_backward, tensors)
+        in_backward.on = True
         try:
             result = original(tensors, *args, **kwargs)
         finally:
-            in_backward[0] = False
-        sink.after_backward()
+            in_backward.on = False
+        _own_work(sink, sink.after_backward)
         return result
 
     backward.__wrapped__ = original  # type: ignore[attr-defined]
     return backward
+
+
+def _own_work(sink: Sink, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``, the tracer's work, with the script's own torch modes off meanwhile
+    (see ``modes``); the tracer's loss watch is its own."""
+    if modes.present(sink.watching_ops()):
+        with modes.hidden():
+            return call(*args)
+    return call(*args)
 
 
 def _wrap_scaler_scale(original: Any, sink: Sink) -> Any:

@@ -305,8 +305,13 @@ def add_norms(
     """One foreach norm over a list of tensors (nan/inf anywhere shows in its norm), read with
     the window's values at the check. ``rec_of`` is the record's (kind, phase, step)."""
     kind, phase, step = rec_of
-    plain = torch.Tensor
-    ts = [t if type(t) is plain and t.numel() else local_tensor(t) for t in tensors]
+    plain, strided = torch.Tensor, torch.strided
+    ts = [
+        t
+        if type(t) is plain and t.layout is strided and not t.is_complex() and t.numel()
+        else normable(t)
+        for t in tensors
+    ]
     if any(t is None for t in ts):  # no values to reduce (meta, empty, a shard-less DTensor)
         kept = [(o, t) for o, t in zip(owners, ts, strict=True) if t is not None]
         owners, ts = [o for o, _ in kept], [t for _, t in kept]
@@ -328,6 +333,23 @@ def add_norms(
     rec.chunk = len(window.chunks) - 1
     rec.target = owners
     window.recs.append(rec)
+
+
+def normable(t: Any) -> torch.Tensor | None:
+    """The real, dense values a norm of ``t`` can be taken over (None: no values), with the
+    same norm as ``t``: a sparse gradient's stored values (an ``Embedding(sparse=True)``'s),
+    a complex tensor's real and imaginary parts side by side."""
+    x = local_tensor(t)
+    if x is None:
+        return None
+    if x.layout is not torch.strided:
+        x = x.coalesce() if x.layout is torch.sparse_coo else x
+        x = x.values()
+        if x.numel() == 0:
+            return None
+    if x.is_complex():
+        x = torch.view_as_real(x.resolve_conj())
+    return x
 
 
 @dataclass(slots=True)
@@ -525,9 +547,10 @@ def confirm_nonfinite(rec: Rec) -> bool:
         owner = rec.target[i]
         t = owner[0] if isinstance(owner, tuple) else owner
         t = t.grad if rec.kind == "pgrad" else t
-        if t is None or not bool(torch.isfinite(t.detach()).all()) or math.isnan(hi):
+        values = None if t is None else normable(t.detach())
+        if values is None or not bool(torch.isfinite(values).all()) or math.isnan(hi):
             return True
-        norm = float(torch.linalg.vector_norm(local_tensor(t.detach()), dtype=torch.float64))
+        norm = float(torch.linalg.vector_norm(values.double()))
         assert rec.values is not None
         rec.values[i] = (norm, norm)
     return False

@@ -86,7 +86,9 @@ def _assert_what_the_run_saw(report: Report) -> None:
 
 
 @pytest.mark.parametrize(
-    "signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+    "signum, status",
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
 )
 def test_a_run_stopped_by_a_signal_writes_its_report_and_exits_as_after_that_signal(
     tmp_path, signum, status

@@ -37,7 +37,9 @@ WAITING = textwrap.dedent("""
 
 
 @pytest.mark.parametrize(
-    "signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+    "signum, status",
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
 )
 def test_a_launch_stopped_by_a_signal_reports_what_the_ranks_saw(tmp_path, signum, status):
     (tmp_path / "train.py").write_text(WAITING)
