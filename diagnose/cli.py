@@ -72,7 +72,9 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         parents=[_debug_parent()],
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show diagnose's version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="diagnose")
     for name, (module_name, help_text) in COMMANDS.items():
         if commands is not None and name not in commands:
@@ -196,6 +198,13 @@ def _script_index(argv: list[str]) -> int:
         if token not in COMMANDS or seen_positional > 1:
             return i
     return len(argv)
+
+
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked for (importlib.metadata costs a start-up)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.exit(message=f"diagnose {_version()}\n")
 
 
 def _version() -> str:

@@ -57,11 +57,10 @@ def main(args: argparse.Namespace) -> int:
     from diagnose.matcher import Matcher, field_of
     from diagnose.matching.divergence import diagnose_log
     from diagnose.matching.dumps import read_dump
-    from diagnose.records import load_records
 
     text = _read_message(args.message, args.words)
-    records = _load(args.dataset, load_records)
-    matcher = Matcher(records)
+    index = _load(args.dataset)
+    matcher = Matcher(index.records, literals=index.literals)
     result = matcher.search(text, limit=args.limit, nearest=3)
     for record, why in matcher.problems:
         print(f"diagnose: warning: record {field_of(record, 'id')}: {why}", file=sys.stderr)
@@ -187,21 +186,18 @@ def _read_stdin() -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _load(extra: list[str], load_records: Any) -> list[Any]:
-    """Built-in records plus ``--dataset`` files; their problems go to stderr, one a line."""
+def _load(extra: list[str]) -> Any:
+    """Built-in records plus ``--dataset`` files (a saved index when nothing changed); their
+    problems go to stderr, one a line."""
+    from diagnose.matching.index import load_index
+
     for path in extra:
         if not Path(path).exists():
             raise UsageError(f"--dataset {path}: no such file or folder")
-    builtin = load_records()
-    records = {r.id: r for r in builtin.records}
-    problems = list(builtin.problems)
-    if extra:
-        added = load_records(*extra)
-        problems += added.problems
-        records.update({r.id: r for r in added.records})  # a user's record wins over ours
-    for problem in problems:
+    index = load_index(extra)
+    for problem in index.problems:
         print(f"diagnose: warning: {one_line(problem)}", file=sys.stderr)
-    return list(records.values())
+    return index
 
 
 def _as_json(result: Any) -> dict[str, Any]:
