@@ -172,6 +172,7 @@ def _run_rank(ctx, args: argparse.Namespace, options, target: ReportFile | None,
             args.script_args,
             options,
             lambda report: _emit(report, target, fmt, stdout),
+            report_path=target.path if target is not None and ctx.combines else None,
         )
 
 
@@ -188,7 +189,12 @@ def _run_here(args: argparse.Namespace, options, target: ReportFile | None, fmt:
     with _script_output(fmt):
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
-    return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
+    status = _emit(report, target, fmt, stdout, analysis_stopped=stopped)
+    if status == ExitStatus.DIAGNOSED:  # under torchrun, its failure table names the diagnosis
+        from diagnose.distributed.elastic import record_diagnosis
+
+        record_diagnosis(None, report, target.path if target is not None else None)
+    return status
 
 
 def _say(line: str) -> None:
