@@ -219,9 +219,9 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     from diagnose.runner import enrich, load_analysis
 
     load_analysis()
-    if target is not None:
-        target.checkpoint(raw)
-    try:
+    try:  # a Ctrl-C while the evidence is being written (its folder synced) stops here too
+        if target is not None:
+            target.checkpoint(raw)
         return enrich(raw, script, options), False
     except KeyboardInterrupt:
         raw.warnings.append("analysis interrupted (Ctrl-C): no symptoms, fixes or matches")
