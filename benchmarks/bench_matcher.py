@@ -13,12 +13,12 @@ What is measured (printed as a table, each target with MET / NOT MET):
 - build: ``Matcher(records)`` (pattern prefilter; the similarity word index is built by the
   first query that needs it and timed apart), median of ``--builds``, target < 2 s at 100k;
 - one ``match()`` (median and p90 over queries aimed at different records, so each includes
-  compiling its candidate patterns the first time, as in a fresh CLI run), target < 1 ms;
+  compiling its candidate patterns the first time, as in a fresh CLI run), target <= 0.5 ms;
   split by queries a pattern matched / queries only the similarity stage answers (one in
   ten has a word changed so that its pattern no longer fits), and the same queries again;
 - the straightforward loop ``[p for p in compiled if p.search(line)]`` over every pattern
   (compiled beforehand, compile time not counted), run right after ``match()`` on every
-  tenth query so both see the same load; the ratio of medians, target >= 50x;
+  tenth query so both see the same load; the ratio of medians, target >= 100x;
 - that the prefilter loses nothing: on every naive-timed query the pattern hits of the
   index equal the naive loop's hits; and that the aimed record is ranked first.
 The pasted part prints the same figures for the sample's texts: the build of the mixed
@@ -372,7 +372,7 @@ def main() -> None:
     print(f"first match() needing similarity    {t_first_similar:8.3f} s   (builds its word index)")
     print(
         f"match(): median over {len(times)} queries   {median * 1e3:8.3f} ms  "
-        f"(target < 1 ms: {verdict(median < 1e-3)})"
+        f"(target <= 0.5 ms: {verdict(median <= 5e-4)})"
     )
     print(f"match(): p90                        {p90 * 1e3:8.3f} ms")
     print(f"  queries a pattern matched ({len(hit_times):3d})   {median_ms(hit_times)}")
@@ -384,7 +384,7 @@ def main() -> None:
     )
     print(
         f"ratio naive / match() medians       {naive_median / median:8.1f} x  "
-        f"(target >= 50 x: {verdict(naive_median / median >= 50)})"
+        f"(target >= 100 x: {verdict(naive_median / median >= 100)})"
     )
     print(
         f"ratio per paired query: median      {statistics.median(paired):8.1f} x  "
@@ -450,7 +450,7 @@ def bench_pasted(opts: argparse.Namespace, synthetic: list[Rec], compiled: list)
     )
     print(
         f"match(pasted text): median          {median * 1e3:8.3f} ms  (first time each; target "
-        f"< 1 ms: {verdict(median < 1e-3)}); p90 {sorted(cold)[int(0.9 * len(cold))] * 1e3:.3f} ms"
+        f"<= 0.5 ms: {verdict(median <= 5e-4)}); p90 {sorted(cold)[int(0.9 * len(cold))] * 1e3:.3f} ms"
     )
     print(f"  CPU time of this process          {median_ms(cold_cpu)}  (median; the load aside)")
     print(f"  same texts again (warm)           {median_ms(warm)}")
@@ -460,7 +460,7 @@ def bench_pasted(opts: argparse.Namespace, synthetic: list[Rec], compiled: list)
     )
     print(
         f"ratio naive / match() medians       {naive_median / median:8.1f} x  "
-        f"(target >= 50 x: {verdict(naive_median / median >= 50)}); per text: median "
+        f"(target >= 100 x: {verdict(naive_median / median >= 100)}); per text: median "
         f"{statistics.median(paired):.1f} x, min {min(paired):.1f} x"
     )
     print(f"answer as with the shipped records alone: {same}/{len(texts)} texts")

@@ -12,9 +12,10 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from diagnose.errors import ExitStatus, UsageError
+from diagnose.helptext import HelpFormatter, plain
 from diagnose.safetext import one_line
 
 # name -> (module, one-line help)
@@ -28,7 +29,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("diagnose.commands.show", "open a saved report"),
     "rules": ("diagnose.commands.rules", "list the rules or run their test cases"),
     "apply": ("diagnose.commands.apply", "apply a fix's patch from a saved report"),
+    "completion": (
+        "diagnose.commands.completion",
+        "print a shell completion script (bash, zsh, fish)",
+    ),
 }
+
+USAGE = """\
+diagnose [--debug] SCRIPT [ARGS ...]        (the same as diagnose run SCRIPT [ARGS ...])
+       diagnose [--debug] COMMAND [OPTIONS ...]
+       diagnose --version | --help"""
+
+EPILOG = (
+    "Run 'diagnose COMMAND --help' for a command's options. Shell completion: "
+    "'diagnose completion bash|zsh|fish' prints a script to source (see its --help)."
+)
 
 
 def _debug_parent() -> argparse.ArgumentParser:
@@ -39,25 +54,71 @@ def _debug_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``commands`` only those commands' own arguments.
+
+    Every command is listed (its name and one-line help cost nothing), but a command's
+    module is imported, and its arguments added, only when it is in ``commands``: the one
+    command that runs pays for its own imports and no other's.
+    """
     parser = argparse.ArgumentParser(
         prog="diagnose",
+        usage=USAGE,
         description=(
             "Run a PyTorch training script and find where its first inf/nan was born, "
-            "why, and how to fix it. `diagnose train.py [ARGS]` is `diagnose run train.py [ARGS]`."
+            "why, and how to fix it."
         ),
+        epilog=EPILOG,
         parents=[_debug_parent()],
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show diagnose's version and exit"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="diagnose")
     for name, (module_name, help_text) in COMMANDS.items():
+        if commands is not None and name not in commands:
+            sub.add_parser(name, help=help_text, add_help=False)
+            continue
         module = importlib.import_module(module_name)
         sp = sub.add_parser(
-            name, help=help_text, description=module.__doc__, parents=[_debug_parent()]
+            name,
+            help=help_text,
+            description=module.__doc__,
+            parents=[_debug_parent()],
+            formatter_class=HelpFormatter,
         )
         module.add_arguments(sp)
+        _tidy(sp)
         sp.set_defaults(_module=module_name)
     return parser
+
+
+def _tidy(parser: argparse.ArgumentParser) -> None:
+    """Plain help text all the way down (nested actions too), in the paragraph formatter.
+
+    An argument that takes the rest of the command line (a script's arguments) may be empty:
+    argparse would list it among the missing ones next to a missing SCRIPT.
+    """
+    parser.formatter_class = HelpFormatter
+    parser.description = plain(parser.description)
+    for action in parser._actions:
+        if action.help not in (None, argparse.SUPPRESS):
+            action.help = plain(action.help)
+        if action.nargs == argparse.REMAINDER:
+            action.required = False
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _tidy(child)
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs (after :func:`_insert_run`), or None (top-level help)."""
+    for token in argv:
+        if token.startswith("-"):
+            continue
+        return token if token in COMMANDS else None
+    return None
 
 
 def _insert_run(argv: list[str]) -> list[str]:
@@ -75,8 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list[: _script_index(args_list)]
     try:
-        parser = build_parser()
-        args = parser.parse_args(_insert_run(args_list))
+        argv_run = _insert_run(args_list)
+        command = chosen_command(argv_run)
+        parser = build_parser(() if command is None else (command,))
+        args = parser.parse_args(argv_run)
         if not getattr(args, "_module", None):
             parser.print_help(sys.stderr)
             return ExitStatus.USAGE
@@ -135,6 +198,13 @@ def _script_index(argv: list[str]) -> int:
         if token not in COMMANDS or seen_positional > 1:
             return i
     return len(argv)
+
+
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked for (importlib.metadata costs a start-up)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.exit(message=f"diagnose {_version()}\n")
 
 
 def _version() -> str:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -136,12 +136,22 @@ class MatchResult:
 class Matcher:
     """Ranks records for an error message or a whole traceback/log. Build once, match often."""
 
-    def __init__(self, records: Iterable[Any], *, threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(
+        self,
+        records: Iterable[Any],
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        literals: Sequence[tuple[str, ...] | None] | None = None,
+    ) -> None:
+        """``literals``: each record's pattern's required literals, as a saved index holds
+        them (``matching.index``); read from the patterns when not given."""
         self.records: list[Any] = list(records)
         self.threshold = threshold
         self._required: dict[int, tuple[str, ...]] = {}  # record -> quoted names it insists on
         with collector_paused():
-            self._patterns = PatternIndex([field_of(r, "messagePattern") for r in self.records])
+            self._patterns = PatternIndex(
+                [field_of(r, "messagePattern") for r in self.records], literals
+            )
             self._similar = SimilarityIndex(
                 [field_of(r, "errorMessage") or "" for r in self.records], prepare=_record_text
             )

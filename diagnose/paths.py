@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -32,3 +33,16 @@ def records_dir() -> Path:
 def rules_dir() -> Path:
     """Folder of the built-in rule files (YAML, grouped in folders by family)."""
     return _shipped("rules")
+
+
+def user_cache_dir() -> Path | None:
+    """diagnose's folder in the user's cache: ``$DIAGNOSE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/diagnose``, else ``~/.cache/diagnose``; None when caching is off
+    (``DIAGNOSE_CACHE_DIR`` set to ``off``, ``none``, ``0`` or empty)."""
+    configured = os.environ.get("DIAGNOSE_CACHE_DIR")
+    if configured is not None:
+        if configured.strip().lower() in ("", "0", "off", "none"):
+            return None
+        return Path(configured)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "diagnose"

@@ -3,9 +3,11 @@
 Each patch is applied to a copy of the script in a temporary folder (the user's file is never
 touched), and the copy runs under diagnose in a subprocess for ten times the optimizer steps
 that led to the event (at least those plus a margin): a fix that only slows a divergence down,
-as an lr divided by ten does, fails within that. A run that stays clean marks the fix
-``verified: true``; a run that still blows up (or raises) marks it ``false``; a run still going
-at the timeout is not judged. Verified fixes then rank first.
+as an lr divided by ten does, fails within that. One rule for every kind of fix: a run that
+stays finite and whose loss falls marks the fix ``verified: true``, and its note says both; a
+run that still blows up (or raises), or whose loss does not fall, marks it ``false``; a run
+still going at the timeout, or with no loss recorded, is not judged. Verified fixes then rank
+first.
 
 A fix changes the script, the command line (a setting given as a flag) or a config file the
 run read; the changed files are written into mirrors of the working directory or the script's
@@ -15,7 +17,6 @@ with the script's own folder on ``PYTHONPATH`` so that sibling modules still imp
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -23,7 +24,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +34,7 @@ from diagnose.formatting import num
 from diagnose.interrupts import stops_raise
 from diagnose.report import Fix, Report
 from diagnose.safetext import strip_escapes
-from diagnose.verify_progress import OnProgress, Progress
+from diagnose.verify_progress import OnProgress, Progress, run_ticking
 from diagnose.verify_tree import place
 
 if TYPE_CHECKING:
@@ -96,16 +99,38 @@ def _verify_one(
     if not result.runnable:
         _note(fix, f"not verified: {result.note or 'no patch to run'}")
         return
+    started = time.monotonic()
     if progress is not None:
-        progress(Progress(fix.id))
+        progress(Progress(fix.id, of_steps=max_steps))
     # a finite run's fixes are for a run that does not learn (a weak sign included)
     outcome = run_change(
-        script, result, report.script.argv, max_steps, timeout, report.status in FINITE_RUN
+        script,
+        result,
+        report.script.argv,
+        max_steps,
+        timeout,
+        report.status in FINITE_RUN,
+        on_tick=ticker(progress, Progress(fix.id, of_steps=max_steps)),
     )
     if progress is not None:
-        progress(Progress(fix.id, steps=steps_reached(outcome.data), verdict=outcome.note))
+        progress(
+            Progress(
+                fix.id,
+                steps=steps_reached(outcome.data),
+                verdict=outcome.note,
+                of_steps=max_steps,
+                elapsed=time.monotonic() - started,
+            )
+        )
     fix.verified = outcome.verified
     _note(fix, outcome.note)
+
+
+def ticker(progress: OnProgress | None, running: Progress) -> Callable[[float], None] | None:
+    """The tick callback of a run: ``running`` redrawn with the seconds so far."""
+    if progress is None:
+        return None
+    return lambda seconds: progress(replace(running, elapsed=seconds, tick=True))
 
 
 def steps_reached(data: dict[str, Any] | None) -> int | None:
@@ -159,10 +184,12 @@ def run_change(
     max_steps: int | None,
     timeout: float = DEFAULT_TIMEOUT,
     must_learn: bool = False,
+    on_tick: Callable[[float], None] | None = None,
 ) -> Outcome:
     """Run the script with one change (its new text, the argv to run instead, or a config
     file's new text) under diagnose in a subprocess; the user's files are never written.
-    ``must_learn``: the change is to fix a run that did not learn (see ``_judge``).
+    ``must_learn``: the change is to fix a run that did not learn (see ``_judge``);
+    ``on_tick`` hears the seconds so far about every second while the run goes on.
 
     The changed script and config file are written into mirrors of the working directory or
     the script's folder (``verify_tree``), so that the run reads the changed copies by the
@@ -199,7 +226,9 @@ def run_change(
             command += ["--max-steps", str(max_steps)]
         command += [str(copy), *argv]
         try:
-            done = _run_to_end(command, timeout, _env(script), cwd)
+            done = run_ticking(
+                command, timeout, on_tick, env=_env(script), stdin=subprocess.DEVNULL, cwd=cwd
+            )
         except subprocess.TimeoutExpired:
             return Outcome(
                 None, f"not verified: the patched run was still going after {timeout:g}s"
@@ -216,52 +245,31 @@ def run_change(
 FINITE_RUN = ("clean", "silent")
 
 
-def _run_to_end(
-    command: list[str], timeout: float, env: dict[str, str], cwd: Path
-) -> subprocess.CompletedProcess:
-    """Run a patched copy in a process group of its own; however this ends (its timeout,
-    Ctrl-C, SIGTERM), nothing it started outlives it."""
-    proc = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        cwd=cwd,
-        start_new_session=True,  # its own group: killed as one, every process it started
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            proc.communicate(timeout=10)
-        raise
-    return subprocess.CompletedProcess(command, proc.returncode, out, err)
-
-
 def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: str = "") -> Outcome:
-    """What the patched run's report says of the fix. ``must_learn``: the run being fixed was
-    finite and did not learn, so a patched run that still does not learn has not been fixed.
-    ``died``: how the process ended, for a report the run never replaced."""
+    """What the patched run's report says of the fix, by one rule for every kind of fix: it
+    is verified when the patched run stays finite *and* its loss falls (a run that stays
+    finite because nothing moves fixes nothing), and the note says both. ``must_learn``: the
+    run being fixed was finite and did not learn, so a patched run with a learning finding
+    has not been fixed. ``died``: how the process ended, for a report the run never replaced."""
     reached = steps_reached(data)
     if reached is not None and (max_steps is None or reached < max_steps):
         steps = f"{reached} steps, the whole run"  # it ended before the step budget
     else:
         steps = f"{max_steps} steps" if max_steps is not None else "the whole run"
     status = data.get("status")
-    if status == "clean":
-        loss = loss_words(data)
-        if must_learn and loss is not None:
-            return Outcome(loss[1], f"patched run stayed finite for {steps}; {loss[0]}")
-        return Outcome(True, f"patched run stayed finite for {steps}")
-    if status == "silent":
+    if status in FINITE_RUN:
         found = "; ".join(_titles(data)) or "a finding of the learning watch"
-        if must_learn:
+        if status == "silent" and must_learn:
             return Outcome(False, f"patched run still does not learn: {found}"[:200])
-        return Outcome(True, f"patched run stayed finite for {steps}, but: {found}"[:200])
+        but = f"; but: {found}" if status == "silent" else ""
+        loss = loss_words(data)
+        if loss is None:
+            return Outcome(
+                None,
+                f"not verified: patched run stayed finite for {steps}, but its loss was not "
+                f"recorded (a fix counts when the run stays finite and its loss falls){but}"[:200],
+            )
+        return Outcome(loss[1], f"patched run stayed finite for {steps}; {loss[0]}{but}"[:200])
     if status == "interrupted":
         cause = (data.get("interruption") or {}).get("cause")
         if cause == "unfinished":
@@ -283,11 +291,13 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
             f"patched run still produced {event.get('value') or 'nan/inf'}"
             + (f" ({where})" if where else ""),
         )
-    return Outcome(
-        False,
-        f"patched run raised {event.get('exception_type') or 'an error'}: "
-        f"{event.get('message', '')}"[:200],
-    )
+    if status == "exception" or event.get("kind") == "exception":
+        return Outcome(
+            False,
+            f"patched run raised {event.get('exception_type') or 'an error'}: "
+            f"{event.get('message', '')}"[:200],
+        )
+    return Outcome(None, f"not verified: the patched run ended as {status!r}"[:200])
 
 
 def loss_span(data: dict[str, Any] | None) -> tuple[float | None, float | None]:

@@ -2,13 +2,17 @@
 that works.
 
 One value per patched run, from ``lr_size.lr_ladder`` (the suggestion, then tenfold steps
-down). A value works when the run stays finite *and* its loss ends below where it started:
-an lr so small that nothing moves is no fix. The largest such value becomes the fix's patch,
-and its note says what was tried and what each run did.
+down). A value works by the rule every fix is verified by (``verify._judge``): the run stays
+finite *and* its loss ends below where it started, so an lr so small that nothing moves is no
+fix. The first (largest) such value becomes the fix's patch, and its note says what was tried
+and what each run did; it is "the largest value tried that works" only when larger ones were
+tried and failed.
 """
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +39,7 @@ def search_lr(
 ) -> None:
     """Try each rung; set ``fix.verified``, its patch and notes from the largest that works."""
     from diagnose.patches import make_patch
-    from diagnose.verify import run_change
+    from diagnose.verify import run_change, ticker
 
     current = user_lr(report)
     assert current is not None  # searchable() said so
@@ -49,15 +53,30 @@ def search_lr(
         if not result.runnable:
             fix.verify_note = f"not verified: {result.note or 'no patch to run'}"
             return
+        running = Progress(fix.id, label, index, len(ladder), of_steps=max_steps)
+        started = time.monotonic()
         if progress is not None:
-            progress(Progress(fix.id, label, index, len(ladder)))
-        outcome = run_change(script, result, report.script.argv, max_steps, timeout)
+            progress(running)
+        outcome = run_change(
+            script,
+            result,
+            report.script.argv,
+            max_steps,
+            timeout,
+            on_tick=ticker(progress, running),
+        )
         verdict, works = judge_candidate(outcome.verified, outcome.note, outcome.data)
         if progress is not None:
-            steps = _steps(outcome.data)
-            progress(Progress(fix.id, label, index, len(ladder), steps, verdict))
+            progress(
+                replace(
+                    running,
+                    steps=_steps(outcome.data),
+                    verdict=verdict,
+                    elapsed=time.monotonic() - started,
+                )
+            )
         tried.append(f"{label}: {verdict}")
-        any_finite_run = any_finite_run or outcome.verified is True
+        any_finite_run = any_finite_run or _finite(outcome.data)
         if works:
             fix.verified = True
             fix.patch, fix.patch_note = result.diff, result.note
@@ -71,15 +90,25 @@ def search_lr(
 def judge_candidate(
     verified: bool | None, note: str, data: dict[str, Any] | None
 ) -> tuple[str, bool]:
-    """One rung's verdict in words, and whether it works (finite and the loss went down)."""
+    """One rung's verdict in words, and whether it works: the run's verdict by the rule of
+    every fix (``verify._judge``: finite and the loss went down), which its note states."""
     if verified is not True:
         return note, False
+    if "its loss fell" in note:
+        return note, True
+    # a verdict from elsewhere that does not say what the loss did: read it here
     from diagnose.verify import loss_words
 
     loss = loss_words(data)
     if loss is None:
         return f"{note}; its loss was not recorded", False
     return f"{note}; {loss[0]}", loss[1]
+
+
+def _finite(data: dict[str, Any] | None) -> bool:
+    from diagnose.verify import FINITE_RUN
+
+    return isinstance(data, dict) and data.get("status") in FINITE_RUN
 
 
 def _steps(data: dict[str, Any] | None) -> int | None:
@@ -89,10 +118,14 @@ def _steps(data: dict[str, Any] | None) -> int | None:
 
 
 def _summary(label: str, verdict: str, before: list[str]) -> str:
-    out = f"verified {label}, the largest value tried that works: {verdict}"
-    if before:
-        out += "; larger values failed: " + "; ".join(before)
-    return out
+    """The note of the value that works; "the largest value tried" only when larger ones were
+    tried (the first value that works is the only one tried)."""
+    if not before:
+        return f"verified {label}: {verdict}"
+    return (
+        f"verified {label}, the largest value tried that works: {verdict}; larger values "
+        "failed: " + "; ".join(before)
+    )
 
 
 def _all_judged(tried: list[str]) -> bool:

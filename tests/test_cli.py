@@ -3,6 +3,8 @@ come from."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from diagnose import cli
@@ -86,3 +88,44 @@ def test_an_unknown_format_is_refused_by_run_and_show_with_the_same_choices(caps
 def _format_action(parser, command: str):
     sub = next(a for a in parser._actions if a.dest == "command")
     return next(a for a in sub.choices[command]._actions if a.dest == "format")
+
+
+def _all_parsers(parser, path=("diagnose",)):
+    yield " ".join(path), parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _all_parsers(child, (*path, name))
+
+
+def test_no_help_text_shows_doc_markup():
+    for name, parser in _all_parsers(cli.build_parser()):
+        text = parser.format_help()
+        for markup in ("``", "`", ":mod:", ":func:", ":class:", ":data:"):
+            assert markup not in text, f"{name} --help shows {markup!r}"
+
+
+def test_run_without_a_script_names_only_the_script_as_missing(capsys):
+    assert cli.main(["run"]) == ExitStatus.USAGE
+    err = capsys.readouterr().err
+    assert "SCRIPT [ARGS ...]" in err
+    assert (
+        err.splitlines()[-1] == "diagnose run: error: the following arguments are required: SCRIPT"
+    )
+
+
+def test_top_level_help_says_a_script_can_come_first_and_names_completion(capsys):
+    with pytest.raises(SystemExit):
+        cli.build_parser(()).parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: diagnose [--debug] SCRIPT [ARGS ...]")
+    assert "diagnose [--debug] COMMAND [OPTIONS ...]" in out
+    assert "diagnose completion bash|zsh|fish" in " ".join(out.split())
+
+
+def test_a_command_builds_only_its_own_arguments():
+    parser = cli.build_parser(("match",))
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(sub.choices) == set(cli.COMMANDS)
+    assert any(a.dest == "limit" for a in sub.choices["match"]._actions)
+    assert not any(a.dest == "script" for a in sub.choices["run"]._actions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import os
 
 import pytest
@@ -53,6 +54,8 @@ def test_the_largest_rung_that_trains_is_verified_and_progress_is_told(tmp_path)
     assert fix.verified is True
     assert "lr=0.01" in fix.patch and "verified lr 0.01" in fix.verify_note
     assert "larger values failed: lr 0.1: patched run still produced" in fix.verify_note
+    ticks = [u for u in updates if u.tick]
+    updates = [u for u in updates if not u.tick]
     assert [(u.candidate, u.verdict is None) for u in updates] == [
         ("lr 0.1", True),
         ("lr 0.1", False),
@@ -62,6 +65,11 @@ def test_the_largest_rung_that_trains_is_verified_and_progress_is_told(tmp_path)
     assert updates[1].steps is not None and updates[1].steps < 40  # it blew up early
     assert updates[3].steps == 40  # ran the whole horizon
     assert "its loss fell" in updates[3].line
+    assert updates[0].line == "verify lower-learning-rate: lr 0.1 (1/4): running up to 40 steps"
+    assert ", reached step 40 of 40 in " in updates[3].line
+    assert all(t.verdict is None and t.elapsed is not None for t in ticks)
+    pairs = itertools.pairwise(ticks)
+    assert all(a.elapsed < b.elapsed for a, b in pairs if a.candidate == b.candidate)
 
 
 def test_a_finite_run_whose_loss_did_not_fall_is_not_a_fix():
@@ -70,6 +78,53 @@ def test_a_finite_run_whose_loss_did_not_fall_is_not_a_fix():
     assert not works and "did not fall" in verdict
     _, works = judge_candidate(True, "ok", {"history": [{"step": 0, "loss": 2.0}, {"loss": 1.0}]})
     assert works
+    said = "patched run stayed finite for 2 steps; its loss fell from 2 to 1"
+    assert judge_candidate(True, said, data) == (said, True)  # the run's own verdict stands
+
+
+def test_the_largest_value_tried_that_works_is_said_only_when_larger_ones_were_tried():
+    from diagnose.verify_lr import _summary
+
+    assert _summary("lr 0.1", "its loss fell", []) == "verified lr 0.1: its loss fell"
+    assert _summary("lr 0.01", "its loss fell", ["lr 0.1: still nan"]) == (
+        "verified lr 0.01, the largest value tried that works: its loss fell; larger values "
+        "failed: lr 0.1: still nan"
+    )
+
+
+def test_a_running_line_says_the_budget_and_the_time_and_an_ended_one_of_how_many():
+    running = Progress("use-bf16", of_steps=40, elapsed=12.34, tick=True)
+    assert running.line == "verify use-bf16: running up to 40 steps, 12 s so far"
+    done = Progress("use-bf16", steps=17, verdict="still nan", of_steps=40, elapsed=75.0)
+    assert done.line == "verify use-bf16: still nan, reached step 17 of 40 in 1 min 15 s"
+
+
+def test_ticks_are_redrawn_on_a_terminal_and_left_out_of_a_log():
+    out = io.StringIO()
+    show = terminal_progress(out)
+    show(Progress("use-bf16", of_steps=40))
+    show(Progress("use-bf16", of_steps=40, elapsed=1.0, tick=True))
+    show(Progress("use-bf16", of_steps=40, steps=40, verdict="ok", elapsed=2.0))
+    assert out.getvalue().splitlines() == [
+        "diagnose: verify use-bf16: running up to 40 steps",
+        "diagnose: verify use-bf16: ok, reached step 40 of 40 in 2.0 s",
+    ]
+
+
+def test_run_ticking_ticks_while_a_real_process_runs_and_kills_it_at_the_timeout():
+    import subprocess
+    import sys
+
+    from diagnose.verify_progress import run_ticking
+
+    seen: list[float] = []
+    done = run_ticking(
+        [sys.executable, "-c", "import time; time.sleep(2.5); print('ok')"], 60, seen.append
+    )
+    assert done.returncode == 0 and done.stdout == "ok\n"
+    assert len(seen) >= 2 and seen == sorted(seen)
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_ticking([sys.executable, "-c", "import time; time.sleep(60)"], 1.5, None)
 
 
 def test_progress_is_plain_lines_when_stderr_is_not_a_terminal():

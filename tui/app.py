@@ -283,7 +283,7 @@ class DiagnoseApp(App[int]):
     @on(VerifyProgress)
     def _verify_progress(self, message: VerifyProgress) -> None:
         """Show where the re-run is (the view draws it as plain text, never markup)."""
-        self.query_one(FixesView).progress_line = message.update.line
+        self.query_one(FixesView).show_progress(message.update)
 
     @on(Verified)
     def _verified(self, message: Verified) -> None:

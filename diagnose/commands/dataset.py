@@ -1,5 +1,5 @@
 """Work with error-record files: ``diagnose dataset validate [PATH...]``, ``diagnose dataset
-mine SOURCE`` (record skeletons mined from a library's source; ``dataset_mine.py``).
+mine SOURCE`` (record skeletons mined from a library's source).
 
 Validates record files and folders (the shipped dataset when no path is given) against the
 error-record schema (schemaVersion 2) and the loader's own rules, printing one line per problem

@@ -1,16 +1,23 @@
-"""Rank error-dataset records for an error message, or a whole traceback/log on stdin.
+"""Rank error-dataset records for an error message, or a whole traceback or log.
 
-`diagnose match "RuntimeError: CUDA out of memory ..."`, `diagnose match train.log` (a single
-argument that is an existing file is read), or `python train.py 2>&1 | diagnose match -`.
-A training log whose loss or gradient norm went nan/inf with no exception is read as such
-(see :mod:`diagnose.matching.divergence`). Exit 0 when a record matches or the log's loss went
-non-finite, 1 when neither (near misses are shown apart, as not matches), 2 on usage errors.
+    diagnose match "RuntimeError: CUDA out of memory ..."
+    diagnose match train.log
+    python train.py 2>&1 | diagnose match -
+    diagnose match --message "train.py"
+
+A single argument that looks like a file name (it holds a / or ends in .log, .txt, .out, ...)
+is a file to read, and one that does not exist is an error; --message passes such text as the
+message itself. A training log whose loss or gradient norm went nan/inf with no exception,
+and a DebugUnderflowOverflow or anomaly-mode dump, are read as such. Exit 0 when a record
+matches or the log's loss went non-finite, 1 when neither (near misses are shown apart, as
+not matches), 2 on usage errors.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -23,13 +30,18 @@ from diagnose.safetext import json_text, one_line, safe
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "message",
+        "words",
         nargs="*",
         metavar="MESSAGE",
         help=(
             "the error message (words are joined), or the path of a file that holds it (a log, "
             "a traceback); '-' or nothing with piped stdin reads stdin"
         ),
+    )
+    parser.add_argument(
+        "--message",
+        metavar="TEXT",
+        help="the error message itself, even when it looks like a file name",
     )
     parser.add_argument("--limit", type=_positive, default=5, help="most matches shown (5)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -46,11 +58,10 @@ def main(args: argparse.Namespace) -> int:
     from diagnose.matcher import Matcher, field_of
     from diagnose.matching.divergence import diagnose_log
     from diagnose.matching.dumps import read_dump
-    from diagnose.records import load_records
 
-    text = _read_message(args.message)
-    records = _load(args.dataset, load_records)
-    matcher = Matcher(records)
+    text = _read_message(args.message, args.words)
+    index = _load(args.dataset)
+    matcher = Matcher(index.records, literals=index.literals)
     result = matcher.search(text, limit=args.limit, nearest=3)
     for record, why in matcher.problems:
         print(f"diagnose: warning: record {field_of(record, 'id')}: {why}", file=sys.stderr)
@@ -95,9 +106,16 @@ def _positive(value: str) -> int:
     return n
 
 
-def _read_message(words: list[str]) -> str:
-    if len(words) == 1 and words[0] != "-" and _names_a_file(words[0]):
+def _read_message(message: str | None, words: list[str]) -> str:
+    if message is not None:
+        if words:
+            raise UsageError("--message TEXT is the whole message: give no other MESSAGE words")
+        text = message
+    elif len(words) == 1 and words[0] != "-" and _names_a_file(words[0]):
         text = _read_file(Path(words[0]))
+    elif len(words) == 1 and looks_like_a_path(words[0]):
+        what = "a folder, not a log file" if _is_folder(words[0]) else "no such file"
+        raise UsageError(f"{words[0]}: {what} (to match it as a message: --message TEXT)")
     elif words and words != ["-"]:
         text = " ".join(words)
     elif words == ["-"] or not sys.stdin.isatty():
@@ -109,11 +127,36 @@ def _read_message(words: list[str]) -> str:
     return text
 
 
+# what a log or traceback file is called (a rotated log too: train.log.1)
+_FILE_SUFFIX = re.compile(
+    r"\.(?:log|logs|txt|text|out|err|stderr|stdout|trace|tb|json|jsonl|ndjson|md|py|gz)"
+    r"(?:\.\d+)?$",
+    re.IGNORECASE,
+)
+_EXCEPTION_NAME = re.compile(r"[\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b")
+
+
+def looks_like_a_path(word: str) -> bool:
+    """Whether one argument is meant as a file: one word that holds a path separator, starts
+    like a path (``~``, ``./``) or ends in a log file's suffix (``train.log``, ``out.txt``,
+    ``run.log.1``). An error message has spaces, or starts with its exception's name."""
+    if not word or any(c.isspace() for c in word) or _EXCEPTION_NAME.match(word):
+        return False
+    return "/" in word or "\\" in word or word.startswith("~") or bool(_FILE_SUFFIX.search(word))
+
+
 def _names_a_file(word: str) -> bool:
     """An existing path that is not a folder (a FIFO or a device too: the reader refuses it)."""
     try:
         return Path(word).exists() and not Path(word).is_dir()
     except (OSError, ValueError):  # a message too long for a path, or with a NUL
+        return False
+
+
+def _is_folder(word: str) -> bool:
+    try:
+        return Path(word).is_dir()
+    except (OSError, ValueError):
         return False
 
 
@@ -144,21 +187,18 @@ def _read_stdin() -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _load(extra: list[str], load_records: Any) -> list[Any]:
-    """Built-in records plus ``--dataset`` files; their problems go to stderr, one a line."""
+def _load(extra: list[str]) -> Any:
+    """Built-in records plus ``--dataset`` files (a saved index when nothing changed); their
+    problems go to stderr, one a line."""
+    from diagnose.matching.index import load_index
+
     for path in extra:
         if not Path(path).exists():
             raise UsageError(f"--dataset {path}: no such file or folder")
-    builtin = load_records()
-    records = {r.id: r for r in builtin.records}
-    problems = list(builtin.problems)
-    if extra:
-        added = load_records(*extra)
-        problems += added.problems
-        records.update({r.id: r for r in added.records})  # a user's record wins over ours
-    for problem in problems:
+    index = load_index(extra)
+    for problem in index.problems:
         print(f"diagnose: warning: {one_line(problem)}", file=sys.stderr)
-    return list(records.values())
+    return index
 
 
 def _as_json(result: Any) -> dict[str, Any]:

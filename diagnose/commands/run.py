@@ -189,6 +189,7 @@ def _run_rank(ctx, args: argparse.Namespace, options, target: ReportFile | None,
             args.script_args,
             options,
             lambda report: output.restore() or _emit(report, target, fmt, stdout),
+            report_path=target.path if target is not None and ctx.combines else None,
         )
 
 
@@ -206,7 +207,12 @@ def _run_here(args: argparse.Namespace, options, target: ReportFile | None, fmt:
     with output:
         raw = trace_script(args.script, args.script_args, options)
         report, stopped = analyse(raw, script, options, target)
-    return _emit(report, target, fmt, stdout, analysis_stopped=stopped)
+    status = _emit(report, target, fmt, stdout, analysis_stopped=stopped)
+    if status == ExitStatus.DIAGNOSED:  # under torchrun, its failure table names the diagnosis
+        from diagnose.distributed.elastic import record_diagnosis
+
+        record_diagnosis(None, report, target.path if target is not None else None)
+    return status
 
 
 def _say(line: str) -> None:
@@ -274,9 +280,9 @@ def analyse(raw, script: Path, options, target: ReportFile | None):
     from diagnose.runner import enrich, load_analysis
 
     load_analysis()
-    if target is not None:
-        target.checkpoint(raw)
-    try:
+    try:  # a Ctrl-C while the evidence is being written (its folder synced) stops here too
+        if target is not None:
+            target.checkpoint(raw)
         return enrich(raw, script, options), False
     except KeyboardInterrupt:
         raw.warnings.append("analysis interrupted (Ctrl-C): no symptoms, fixes or matches")

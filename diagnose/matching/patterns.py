@@ -35,8 +35,6 @@ from typing import Any
 import ahocorasick
 
 from diagnose.matching.gcpause import collector_paused
-from diagnose.matching.literals import required_literals
-from diagnose.regexbound import PatternTimeout, UnboundedPattern, compile_bounded, search
 
 _WORD = re.compile(r"\w+")
 # inside a literal, the pieces between runs of non-word characters, except the first and the
@@ -75,11 +73,22 @@ class PatternHit:
 class PatternIndex:
     """Index of regex patterns (``None`` entries are allowed: records without a pattern)."""
 
-    def __init__(self, patterns: Sequence[str | None]) -> None:
+    def __init__(
+        self,
+        patterns: Sequence[str | None],
+        literals: Sequence[tuple[str, ...] | None] | None = None,
+    ) -> None:
+        """``literals``: each pattern's ``required_literals``, when read before (a saved index)."""
         with collector_paused():
-            self._build(patterns)
+            self._build(patterns, literals)
 
-    def _build(self, patterns: Sequence[str | None]) -> None:
+    def _build(
+        self, patterns: Sequence[str | None], known: Sequence[tuple[str, ...] | None] | None
+    ) -> None:
+        if known is None:
+            from diagnose.matching.literals import required_literals
+        elif len(known) != len(patterns):
+            raise ValueError(f"{len(known)} literal entries for {len(patterns)} patterns")
         self._patterns = list(patterns)
         self._compiled: dict[int, Any] = {}  # index -> compiled pattern, or None if skipped
         self.problems: dict[int, str] = {}  # index -> why the pattern is not used
@@ -89,7 +98,7 @@ class PatternIndex:
         for i, pattern in enumerate(self._patterns):
             if not pattern:
                 continue
-            literals = required_literals(pattern)
+            literals = required_literals(pattern) if known is None else known[i]
             if literals is None:
                 self.always.append(i)
                 continue
@@ -143,6 +152,11 @@ class PatternIndex:
         timeouts = self.timeouts
         for text in texts:
             candidates = sorted(self.candidates(text))
+            if not candidates:
+                continue
+            # the bounded regex engine is imported only when some pattern is to be run
+            from diagnose.regexbound import PatternTimeout
+
             if timeouts:  # patterns that ran out of time before go last
                 candidates.sort(key=timeouts.__contains__)
             for i in candidates:
@@ -164,12 +178,16 @@ class PatternIndex:
         compiled = self._compile(i)
         if compiled is None:
             return None
+        from diagnose.regexbound import search
+
         m = search(compiled, text, SEARCH_TIMEOUT_S)
         return m.span() if m else None
 
     def _compile(self, i: int) -> Any:
         if i in self._compiled:
             return self._compiled[i]
+        from diagnose.regexbound import UnboundedPattern, compile_bounded
+
         compiled: Any = None
         try:
             compiled = compile_bounded(self._patterns[i])

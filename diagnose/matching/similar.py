@@ -45,8 +45,6 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 
-from rapidfuzz import fuzz
-
 from diagnose.matching.gcpause import collector_paused
 from diagnose.matching.normalize import index_words, normalize, tokens
 
@@ -122,6 +120,8 @@ class SimilarityIndex:
             if self._postings is None:
                 self._build_postings()
             ids = self._candidates(query)
+        from rapidfuzz import fuzz  # imported by the first query that reaches this stage
+
         qordered = tokens(normalized)
         qwords = frozenset(qordered)
         cut = _cut_word(normalized, qordered)

@@ -44,7 +44,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from diagnose.paths import dataset_schema_path
+from diagnose.paths import dataset_schema_path, user_cache_dir
 from diagnose.records import entry
 from diagnose.records.parse import Parsed
 
@@ -61,14 +61,8 @@ def cache_dir() -> Path | None:
     """The records cache folder, or None when caching is off."""
     if _private is not None:
         return _private
-    configured = os.environ.get("DIAGNOSE_CACHE_DIR")
-    if configured is not None:
-        if configured.strip().lower() in ("", "0", "off", "none"):
-            return None
-        return Path(configured) / "records"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "diagnose" / "records"
+    root = user_cache_dir()
+    return None if root is None else root / "records"
 
 
 @cache

@@ -35,12 +35,47 @@ def test_a_single_argument_naming_a_file_reads_the_file(tmp_path):
     assert str(log) not in out.stdout
 
 
-def test_words_that_are_not_a_file_are_the_message_and_dash_still_reads_stdin(tmp_path):
-    missing = run_cli("match", "--format", "json", str(tmp_path / "no-such.log"))
-    lines = json.loads(missing.stdout)["query"]["error_lines"]
-    assert lines[0]["text"] == str(tmp_path / "no-such.log")
+def test_words_that_are_not_a_file_are_the_message_and_dash_still_reads_stdin():
+    words = run_cli("match", "--format", "json", "KeyError:", "'epoch_loop'")
+    lines = json.loads(words.stdout)["query"]["error_lines"]
+    assert lines[0]["text"] == "KeyError: 'epoch_loop'"
     piped = run_cli("match", "-", stdin=GRADSCALER)
     assert piped.returncode == 0 and "gradscaler-attempting" in piped.stdout
+
+
+@pytest.mark.parametrize("name", ["no-such.log", "logs/train", "run.log.1", "out.txt"])
+def test_a_mistyped_file_name_is_one_line_and_status_2_not_a_message(tmp_path, name):
+    missing = run_cli("match", name, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        f"diagnose: error: {name}: no such file (to match it as a message: --message TEXT)"
+    ]
+    assert missing.stdout == ""
+
+
+def test_a_folder_is_not_read_as_a_log(tmp_path):
+    folder = run_cli("match", str(tmp_path))
+    assert folder.returncode == 2
+    assert folder.stderr.strip().endswith(
+        f"{tmp_path}: a folder, not a log file (to match it as a message: --message TEXT)"
+    )
+
+
+def test_message_passes_text_that_looks_like_a_file_name_as_the_message(tmp_path):
+    out = run_cli("match", "--format", "json", "--message", "no-such.log", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout)["query"]["error_lines"][0]["text"] == "no-such.log"
+    both = run_cli("match", "--message", "x", "y", cwd=tmp_path)
+    assert both.returncode == 2 and len(both.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "word", ["KeyError", "torch.cuda.OutOfMemoryError", "RuntimeError:a/b", "nan", "3.5"]
+)
+def test_one_word_messages_are_not_taken_for_paths(word):
+    from diagnose.commands.match import looks_like_a_path
+
+    assert not looks_like_a_path(word)
 
 
 def test_help_says_a_file_can_be_given():

@@ -101,6 +101,45 @@ def test_a_nan_in_rank_1s_data_is_reported_on_rank_1_under_torchrun(tmp_path):
     assert report["fixes"][0]["id"] == "sanitize-inputs"
     assert "born on rank 1 of 2" in done.stdout  # one combined report on the terminal
     assert done.stdout.count("Fixes, best first") == 1
+    # torchrun's failure table names what diagnose found, not an unexplained failure
+    assert "(exit status 1; not a crash of diagnose)" in done.stderr
+    assert "error_file: <N/A>" not in done.stderr
+
+
+def test_one_process_under_torchrun_standalone_names_the_diagnosis_in_torchruns_table(tmp_path):
+    report_path = tmp_path / "r.json"
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "1",
+            "-m",
+            "diagnose",
+            "--format",
+            "text",
+            "--report",
+            str(report_path),
+            SCRIPT,
+            "--nan-rank",
+            "0",
+            "--nan-step",
+            "2",
+        ]
+    )
+    assert done.returncode == 1  # a diagnosed problem stays a failure for torchrun and CI
+    report = json.loads(report_path.read_text())
+    assert (report["status"], report["event"]["step"]) == ("nonfinite", 2)
+    assert "Fixes, best first" in done.stdout
+    table = done.stderr[done.stderr.index("Root Cause (first observed failure)") :]
+    assert (
+        "traceback : diagnose diagnosed a problem on rank 0 (exit status 1; not a crash of "
+        "diagnose): first non-finite value: step 2, input"
+    ) in table
+    assert f"report: {report_path}" in table
+    assert "To enable traceback see" not in table and "error_file: <N/A>" not in table
 
 
 def test_an_lr_far_too_high_gets_the_same_diagnosis_on_two_ranks_as_on_one(tmp_path):

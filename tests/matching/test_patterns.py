@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,3 +101,15 @@ def test_each_literal_is_keyed_by_its_rarest_inner_word():
     index = PatternIndex([r"common rare1 common \d+", r"common rare2 common \d+", r"x common y"])
     assert set(index._by_word) == {"rare1", "rare2", "common"}
     assert index._automaton.get("x common y", None) is None
+
+
+def test_literals_read_before_give_the_same_candidates_as_reading_them_again():
+    from diagnose.matching.literals import required_literals
+
+    patterns = [r"CUDA out of memory\. Tried to allocate \d+", None, r"(?:old|new) wording here"]
+    known = [required_literals(p) if p else None for p in patterns]
+    text = "RuntimeError: CUDA out of memory. Tried to allocate 20 MiB; new wording here"
+    assert PatternIndex(patterns, known).candidates(text) == PatternIndex(patterns).candidates(text)
+    assert PatternIndex(patterns, known).candidates(text) == {0, 2}
+    with pytest.raises(ValueError, match="2 literal entries for 3 patterns"):
+        PatternIndex(patterns, known[:2])

@@ -195,6 +195,47 @@ async def test_the_progress_line_shows_the_latest_update_as_plain_text(fp16_repo
         assert app.query_one(FixesView).progress_line == ""
 
 
+async def test_the_bar_shows_the_ladder_while_running_and_the_steps_reached_at_the_end(
+    fp16_report,
+):
+    from textual.widgets import ProgressBar
+
+    from diagnose.verify_progress import Progress
+
+    steps = [threading.Event() for _ in range(3)]
+    go = [threading.Event() for _ in range(3)]
+
+    def verifier(report, fix_id, progress):
+        updates = [
+            Progress(fix_id, "lr 0.01", 2, 4, of_steps=40),
+            Progress(fix_id, "lr 0.01", 2, 4, of_steps=40, elapsed=3.0, tick=True),
+            Progress(fix_id, "lr 0.01", 2, 4, steps=17, verdict="still nan", of_steps=40),
+        ]
+        for update, told, wait in zip(updates, steps, go, strict=True):
+            progress(update)
+            told.set()
+            wait.wait(120)
+        return _rerun(report, fix_id, verified=False)
+
+    app = DiagnoseApp(fp16_report, verifier=verifier)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await show_tab(pilot, "4")
+        await pilot.press("v")
+        bar = app.query_one("#verify-progress").query_one(ProgressBar)
+        label = lambda: app.query_one("#verify-label").render().plain  # noqa: E731
+        await until(pilot, steps[0].is_set, "the first update")
+        await until(pilot, lambda: "running up to 40 steps" in label(), "the running label")
+        assert (bar.total, bar.progress) == (4, 1)  # the second value of four
+        go[0].set()
+        await until(pilot, lambda: "3.0 s so far" in label(), "the tick")
+        go[1].set()
+        await until(pilot, lambda: "reached step 17 of 40" in label(), "the ended label")
+        assert (bar.total, bar.progress) == (40, 17)
+        go[2].set()
+        await notice(pilot, app, "use-bf16: ")
+        assert bar.total is None
+
+
 async def test_v_without_a_verifier_module_says_so(fp16_report):
     app = DiagnoseApp(fp16_report, verifier=_missing)
     async with app.run_test(size=(80, 24)) as pilot:

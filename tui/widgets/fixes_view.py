@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from diagnose.report import Fix, Report
 from diagnose.safetext import one_line
+from diagnose.verify_progress import Progress
 from tui.text import Palette, diff_text, literal, num
 from tui.widgets.fix_list import FixList
 
@@ -71,12 +72,26 @@ class FixesView(Horizontal):
         self.query_one("#verify-progress").set_class(bool(verifying), "-running")
         if not verifying:
             self.progress_line = ""
+            self.query_one(ProgressBar).update(total=None, progress=0)
         self._show_label()
         self._show_list()
         self._show_detail()
 
     def watch_progress_line(self) -> None:
         self._show_label()
+
+    def show_progress(self, update: Progress) -> None:
+        """The latest update: its line, and the bar at what is known of the run's progress:
+        the steps reached of its budget once it ended, its place on a ladder of values while
+        it runs (the patched run is another process: its steps are known at its end)."""
+        self.progress_line = update.line
+        bar = self.query_one(ProgressBar)
+        if update.verdict is not None and update.steps is not None and update.of_steps:
+            bar.update(total=update.of_steps, progress=min(update.steps, update.of_steps))
+        elif update.total > 1:
+            bar.update(total=update.total, progress=update.index - 1)
+        else:
+            bar.update(total=None, progress=0)
 
     def _show_label(self) -> None:
         """The running verification: the latest progress update, else the fixes' names."""
