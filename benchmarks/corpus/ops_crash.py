@@ -25,6 +25,8 @@ def model_frozen(script: Script, rng: random.Random) -> Mutant | Skip:
     place = root_stmt(script)
     if isinstance(place, Skip):
         return place
+    if len(script.optimizer_names()) > 1:
+        return Skip("another model's loss still has a graph (a GAN's discriminator)")
     root, stmt = place
     code = Editor(script.tree).insert_after(stmt, f"{root}.requires_grad_(False)").apply()
     return Mutant(code, "every parameter of the model is frozen before training")
@@ -35,6 +37,8 @@ def forward_under_no_grad(script: Script, rng: random.Random) -> Mutant | Skip:
     stmt = model_call_stmt(script)
     if stmt is None:
         return Skip("no statement in the loop calls the model")
+    if len(script.optimizer_names()) > 1:
+        return Skip("another model's loss still has a graph (a GAN's discriminator)")
     code = (
         Editor(script.tree)
         .replace(
@@ -50,11 +54,10 @@ def forward_under_no_grad(script: Script, rng: random.Random) -> Mutant | Skip:
 
 @operator("loss-detached", "graph-cut-before-backward", ("restore-gradient-flow",))
 def loss_detached(script: Script, rng: random.Random) -> Mutant | Skip:
-    name = script.loss_name()
-    stmts = [s for s in script.assignments(name or "") if script.inside(s, script.loop())]
-    if name is None or not stmts:
-        return Skip("no loss assigned in a training loop")
-    code = Editor(script.tree).insert_after(stmts[-1], f"{name} = {name}.detach()").apply()
+    name, stmt = script.loss_name(), script.loss_stmt()
+    if name is None or stmt is None:
+        return Skip("no loss assigned before its backward()")
+    code = Editor(script.tree).insert_after(stmt, f"{name} = {name}.detach()").apply()
     return Mutant(code, "the loss is detached before backward()")
 
 

@@ -143,12 +143,11 @@ def healthy_hand_written_ce(script: Script, rng: random.Random) -> Mutant | Skip
 
 @operator("healthy-negative-loss")
 def healthy_negative_loss(script: Script, rng: random.Random) -> Mutant | Skip:
-    name = script.loss_name()
-    stmts = [s for s in script.assignments(name or "") if script.inside(s, script.loop())]
-    if name is None or not stmts:
-        return Skip("no loss assigned in a training loop")
+    name, stmt = script.loss_name(), script.loss_stmt()
+    if name is None or stmt is None:
+        return Skip("no loss assigned before its backward()")
     offset = rng.choice([5.0, 10.0])
-    code = Editor(script.tree).insert_after(stmts[-1], f"{name} = {name} - {offset!r}").apply()
+    code = Editor(script.tree).insert_after(stmt, f"{name} = {name} - {offset!r}").apply()
     return Mutant(code, f"a constant {offset:g} is taken off the loss (it goes below 0)")
 
 

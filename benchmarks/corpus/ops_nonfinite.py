@@ -58,7 +58,10 @@ def fractional_power(script: Script, rng: random.Random) -> Mutant | Skip:
 @operator("acos-unbounded", "domain-edge", ("clamp-into-domain",))
 def acos_unbounded(script: Script, rng: random.Random) -> Mutant | Skip:
     return wrap_output(
-        script, "torch.acos({})", "the model returns acos of an unbounded output", "torch.acos("
+        script,
+        "torch.acos({} + 1.0)",
+        "the model returns acos(output + 1), past 1 for any positive output",
+        "torch.acos(",
     )
 
 
@@ -74,7 +77,7 @@ def divide_by_zero_min(script: Script, rng: random.Random) -> Mutant | Skip:
 
 @operator("exp-unscaled", "exp-overflow", ("stabilize-exp",))
 def exp_unscaled(script: Script, rng: random.Random) -> Mutant | Skip:
-    scale = rng.choice([100.0, 300.0])
+    scale = rng.choice([300.0, 1000.0])
     return wrap_output(
         script,
         f"torch.exp(({{}}) * {scale})",
@@ -106,14 +109,13 @@ def masked_row_softmax(script: Script, rng: random.Random) -> Mutant | Skip:
 
 @operator("loss-over-no-valid", "division-by-zero", ("guard-division",))
 def loss_over_no_valid(script: Script, rng: random.Random) -> Mutant | Skip:
-    name = script.loss_name()
-    stmts = [s for s in script.assignments(name or "") if script.inside(s, script.loop())]
-    if name is None or not stmts:
-        return Skip("no loss assigned in a training loop")
+    name, stmt = script.loss_name(), script.loss_stmt()
+    if name is None or stmt is None:
+        return Skip("no loss assigned before its backward()")
     code = (
         Editor(script.tree)
         .insert_after(
-            stmts[-1],
+            stmt,
             f"valid = torch.zeros_like({name})",
             f"{name} = ({name} * valid).sum() / valid.sum()",
         )
@@ -178,7 +180,7 @@ def fp16_autocast_raw_inputs(script: Script, rng: random.Random) -> Mutant | Ski
     call_stmt = model_call_stmt(script)
     if call_stmt is None:
         return Skip("no statement in the loop calls the model")
-    scale = rng.choice([3e4, 1e5])
+    scale = rng.choice([1e5, 3e5])
     autocasts = [
         c
         for c in script.calls("autocast")

@@ -16,6 +16,7 @@ from benchmarks.corpus.places import (
     before_training,
     data_tensor,
     first_loop_stmt,
+    forward_return,
     literal,
     lr_sites,
     model_source,
@@ -23,7 +24,7 @@ from benchmarks.corpus.places import (
     root_stmt,
     scale_lr,
 )
-from benchmarks.corpus.source import Script, call_name, dotted, expr_call, walk
+from benchmarks.corpus.source import Script, assigned_name, call_name, dotted, expr_call, walk
 
 
 @operator("no-zero-grad", "gradients-never-cleared", ("add-zero-grad",))
@@ -46,9 +47,23 @@ def no_optimizer_step(script: Script, rng: random.Random) -> Mutant | Skip:
     if not stmts:
         return Skip("no optimizer step statement")
     editor = Editor(script.tree)
-    for stmt in stmts:
+    scalers = {n for n in _names_made_by(script, "GradScaler")}
+    for stmt in [*stmts, *script.loop_calls("update", scalers)]:
         editor.remove(stmt)
     return Mutant(editor.apply(), "every optimizer.step() statement is removed")
+
+
+def _names_made_by(script: Script, maker: str) -> list[str]:
+    out = []
+    for call in script.calls(maker):
+        stmt = script.statement_of(call)
+        if stmt is not None and (name := assigned_name(stmt)):
+            out.append(name)
+    return out
+
+
+def _same_block(script: Script, *stmts: cst.CSTNode) -> bool:
+    return len({id(script.parent(s)) for s in stmts}) == 1
 
 
 def _move(script: Script, mover: cst.SimpleStatementLine, anchor, after: bool, what: str):
@@ -58,22 +73,32 @@ def _move(script: Script, mover: cst.SimpleStatementLine, anchor, after: bool, w
     return Mutant(editor.apply(), what)
 
 
-@operator("zero-grad-after-backward", "backward-without-step", ("call-optimizer-step",))
+@operator("zero-grad-after-backward", "training-call-order", ("fix-call-order",))
 def zero_grad_after_backward(script: Script, rng: random.Random) -> Mutant | Skip:
     zero = first_loop_stmt(script, "zero_grad")
     backward = script.backward_stmts()
-    if zero is None or not backward or not script.inside(backward[0], script.loop()):
-        return Skip("no zero_grad() and backward() in one loop")
+    steps = _step_stmts(script)
+    if zero is None or not backward or not steps or not _same_block(script, backward[0], steps[0]):
+        return Skip("no backward() and step() in one block of a loop")
+    if not script.inside(zero, script.loop()):
+        return Skip("zero_grad() is not called in the loop")
     return _move(script, zero, backward[0], True, "zero_grad() moved between backward() and step()")
 
 
-@operator("step-before-backward", "backward-without-step", ("call-optimizer-step",))
-def step_before_backward(script: Script, rng: random.Random) -> Mutant | Skip:
+def _step_stmts(script: Script) -> list[cst.SimpleStatementLine]:
     calls = {id(c) for c in script.step_calls()}
-    steps = [s for s in script.loop_calls("step") if id(expr_call(s)) in calls]
+    return [s for s in script.loop_calls("step") if id(expr_call(s)) in calls]
+
+
+@operator("step-before-backward", "training-call-order", ("fix-call-order",))
+def step_before_backward(script: Script, rng: random.Random) -> Mutant | Skip:
+    steps = _step_stmts(script)
     backward = script.backward_stmts()
-    if len(steps) != 1 or len(backward) != 1 or not script.inside(backward[0], script.loop()):
-        return Skip("not one backward() and one step() statement in the loop")
+    zero = first_loop_stmt(script, "zero_grad")
+    if len(steps) != 1 or len(backward) != 1 or zero is None:
+        return Skip("not one backward(), step() and zero_grad() in the loop")
+    if not _same_block(script, steps[0], backward[0], zero):
+        return Skip("the step is not in the backward's block (accumulation): it would still learn")
     if script.calls("unscale_") or script.calls("GradScaler"):
         return Skip("a GradScaler's step must follow its backward")
     return _move(script, steps[0], backward[0], False, "optimizer.step() moved before backward()")
@@ -108,6 +133,9 @@ def detach_before_head(script: Script, rng: random.Random) -> Mutant | Skip:
     root = script.root()
     if root is None or root[1] is None or root[1].forward is None:
         return Skip("no model class with a forward")
+    place = forward_return(script)
+    if isinstance(place, Skip) or isinstance(place[1].value, cst.Tuple):
+        return Skip("the forward returns several outputs; another may still carry gradients")
     params = set(root[1].forward_params())
     candidates = []
     for node in walk(root[1].forward):
@@ -185,8 +213,11 @@ def eval_mode(script: Script, rng: random.Random) -> Mutant | Skip:
         return place
     root, _ = place
     trains = script.loop_calls("train", {root})
-    if not trains and not any(k in model_source(script) for k in ("BatchNorm", "Dropout")):
-        return Skip("the model has no train-mode behaviour to lose")
+    library_model = script.root() is not None and script.root()[1] is None  # type: ignore[index]
+    if not any(k in model_source(script) for k in ("BatchNorm", "Dropout(")) and not (
+        library_model and "transformers" in script.code
+    ):
+        return Skip("the model has no train-mode behaviour (BatchNorm, dropout) to lose")
     if script.loop() is None:
         return Skip("a framework sets the mode itself")
     editor = Editor(script.tree)
@@ -273,6 +304,8 @@ def raw_scale_inputs(script: Script, rng: random.Random) -> Mutant | Skip:
     name = data_tensor(script, 0, "float")
     if isinstance(name, Skip):
         return name
+    if "Norm" in model_source(script):
+        return Skip("the model normalises its activations itself")
     scale = rng.choice([255.0, 1000.0])
     edit = before_training(script, f"{name}.mul_({scale!r}).add_({scale / 2!r})")
     if isinstance(edit, Skip):

@@ -300,6 +300,34 @@ class Script:
                 out.append(s)  # type: ignore[arg-type]
         return out
 
+    def position(self, node: cst.CSTNode) -> int:
+        """Where ``node`` comes in source order."""
+        return next(i for i, n in enumerate(self.nodes()) if n is node)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        self.statement_of(node)  # builds the parent map
+        return self._parents.get(id(node))
+
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        here = self.parent(node)
+        while here is not None and not isinstance(here, cst.FunctionDef):
+            here = self.parent(here)
+        return here
+
+    @memo
+    def loss_stmt(self) -> cst.SimpleStatementLine | None:
+        """The last assignment of the backward()'s loss before that call, in its function."""
+        name, backward = self.loss_name(), self.backward_stmts()
+        if name is None or not backward:
+            return None
+        where = self.position(backward[0])
+        stmts = [
+            s
+            for s in self.assignments(name)
+            if self.position(s) < where and self.function_of(s) is self.function_of(backward[0])
+        ]
+        return stmts[-1] if stmts else None
+
     @memo
     def loss_name(self) -> str | None:
         """The variable whose ``backward()`` the loop calls (``loss`` of ``loss.backward()``)."""

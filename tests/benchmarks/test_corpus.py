@@ -30,14 +30,15 @@ from benchmarks.corpus.generate import (
 from benchmarks.corpus.operators import Mutant, Skip, all_operators
 from benchmarks.corpus.runner import Outcome, run_case
 from benchmarks.corpus.score import judge, table, why
-from benchmarks.corpus.truth import CRASH_FAMILIES
+from benchmarks.corpus.truth import CRASH_FAMILIES, PROPOSED_FAMILIES
 from diagnose.facts.symptoms import REGISTRY
 from tests.conftest import ROOT
 
 OPERATORS = all_operators()
-FIX_IDS = set(yaml.safe_load((ROOT / "rules" / "_fixes.yaml").read_text())) | set(
-    CRASH_FAMILIES.values()
-)
+FIX_IDS = set(yaml.safe_load((ROOT / "rules" / "_fixes.yaml").read_text())) | {
+    *CRASH_FAMILIES.values(),
+    *PROPOSED_FAMILIES.values(),
+}
 PAIRS = [(op, base) for op in sorted(OPERATORS) for base in applicable(op)]
 
 
@@ -66,7 +67,11 @@ def test_every_claimed_pair_makes_valid_python_with_consistent_truth():
             assert truth.family is None and not truth.fixes and truth.line is None
             continue
         assert mutant.code != base_code(base), (name, base)
-        assert truth.family in REGISTRY or truth.family in CRASH_FAMILIES, truth.family
+        assert (
+            truth.family in REGISTRY
+            or truth.family in CRASH_FAMILIES
+            or truth.family in PROPOSED_FAMILIES
+        ), truth.family
         assert truth.fixes and set(truth.fixes) <= FIX_IDS, (name, truth.fixes)
         if truth.line is not None:
             line = mutant.code.splitlines()[truth.line - 1]
