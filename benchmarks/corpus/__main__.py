@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from benchmarks.corpus.generate import Case, applicable, family_of, make_case, s
 from benchmarks.corpus.operators import all_operators
 from benchmarks.corpus.runner import TIMEOUT_S, run_case, write_case
 from benchmarks.corpus.score import judge, table, why
+from benchmarks.corpus.witness import plain_run
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -53,6 +55,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.sample < 1 or args.jobs < 1 or args.timeout <= 0:
         parser.error("--sample, -j and --timeout must be positive")
     return args
+
+
+def witness_of(case: Case, timeout: float) -> str:
+    with tempfile.TemporaryDirectory(prefix="corpus-plain-") as folder:
+        return plain_run(write_case(case, Path(folder)), timeout)
 
 
 def chosen_cases(args: argparse.Namespace) -> list[Case] | str:
@@ -106,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nwrong ({len(wrong)}): regenerate with --case SEED:INDEX --keep DIR")
         for v in wrong:
             print(f"  {v.case.name:>8s} {v.case.base}+{v.case.truth.operator}: {why(v)}")
+            if args.witness:
+                print(f"           {witness_of(v.case, args.timeout)}", flush=True)
     if args.json:
         rows = [
             {

@@ -31,6 +31,7 @@ from benchmarks.corpus.operators import Mutant, Skip, all_operators
 from benchmarks.corpus.runner import Outcome, run_case
 from benchmarks.corpus.score import judge, table, why
 from benchmarks.corpus.truth import CRASH_FAMILIES, PROPOSED_FAMILIES
+from benchmarks.corpus.witness import plain_run
 from diagnose.facts.symptoms import REGISTRY
 from tests.conftest import ROOT
 
@@ -167,3 +168,15 @@ def test_a_case_runs_end_to_end_through_the_real_diagnose(operator, base, tmp_pa
     assert (tmp_path / "report.json").exists() and (tmp_path / "truth.json").exists()
     verdict = judge(case, outcome)
     assert verdict.family == family_of(OPERATORS[operator])
+
+
+def test_the_plain_run_says_how_a_script_ends_without_the_tool(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "print('step 0 loss 0.69')\nprint('step 1 loss nan')\nraise RuntimeError('bad shape')\n"
+    )
+    said = plain_run(script, timeout=60)
+    assert said.startswith("plain run: exit 1 (RuntimeError: bad shape)")
+    assert "loss 0.69 -> nan (first non-finite: nan)" in said
+    script.write_text("print('fine')\n")
+    assert plain_run(script, timeout=60) == "plain run: exit 0, no loss printed"
