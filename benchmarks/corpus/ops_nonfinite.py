@@ -207,3 +207,29 @@ def fp16_autocast_raw_inputs(script: Script, rng: random.Random) -> Mutant | Ski
     return Mutant(
         editor.apply(), f"raw features (x{scale:g}) go through the model under float16 autocast"
     )
+
+
+@operator(
+    "fp16-norm-eps", "eps-below-dtype", ("representable-eps", "upcast-to-fp32", "guard-division")
+)
+def fp16_norm_eps(script: Script, rng: random.Random) -> Mutant | Skip:
+    return wrap_output(
+        script,
+        "(lambda h: (h / (h.norm(dim=-1, keepdim=True) + 1e-8)).float())("
+        "({}).half().index_fill(0, torch.tensor([0]), 0.0))",
+        "the output is normalised in float16 with eps 1e-8 (0 in float16); its first sample is 0",
+        "+ 1e-8",
+    )
+
+
+@operator("labels-all-ignored", "all-targets-ignored", ("guard-ignored-targets", "sanitize-inputs"))
+def labels_all_ignored(script: Script, rng: random.Random) -> Mutant | Skip:
+    name = data_tensor(script, 1, "int")
+    if isinstance(name, Skip):
+        return name
+    if not script.loss_calls("cross_entropy") and "num_labels" not in script.code:
+        return Skip("the labels are not class indices of a cross-entropy")
+    edit = before_training(script, f"{name}.fill_(-100)")
+    if isinstance(edit, Skip):
+        return edit
+    return Mutant(edit.apply(), f"every label of {name} is the ignore index -100")

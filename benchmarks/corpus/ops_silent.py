@@ -286,9 +286,18 @@ def clip_to_zero(script: Script, rng: random.Random) -> Mutant | Skip:
     return Mutant(editor.apply(), "gradients are clipped to norm 0 after backward()")
 
 
+def _inputs_apart_from_targets(script: Script) -> str | Skip:
+    """The float features, unless they are also the targets (an autoencoder's data, where
+    changing them changes what is learnt, not whether it can be)."""
+    name = data_tensor(script, 0, "float")
+    if not isinstance(name, Skip) and script.tensor_before_training(script.data_names()[1]) == name:
+        return Skip("the features are also the targets")
+    return name
+
+
 @operator("features-truncated", "constant-inputs", ("fix-input-pipeline",))
 def features_truncated(script: Script, rng: random.Random) -> Mutant | Skip:
-    name = data_tensor(script, 0, "float")
+    name = _inputs_apart_from_targets(script)
     if isinstance(name, Skip):
         return name
     edit = before_training(script, f"{name}.copy_(torch.sigmoid({name}).long())")
@@ -301,7 +310,7 @@ def features_truncated(script: Script, rng: random.Random) -> Mutant | Skip:
 
 @operator("raw-scale-inputs", "unnormalized-inputs", ("normalize-inputs",))
 def raw_scale_inputs(script: Script, rng: random.Random) -> Mutant | Skip:
-    name = data_tensor(script, 0, "float")
+    name = _inputs_apart_from_targets(script)
     if isinstance(name, Skip):
         return name
     if "Norm" in model_source(script):
