@@ -180,3 +180,24 @@ def test_the_plain_run_says_how_a_script_ends_without_the_tool(tmp_path):
     assert "loss 0.69 -> nan (first non-finite: nan)" in said
     script.write_text("print('fine')\n")
     assert plain_run(script, timeout=60) == "plain run: exit 0, no loss printed"
+
+
+def test_a_base_is_read_for_the_places_operators_act_on():
+    from benchmarks.corpus.generate import base_script
+
+    script = base_script("residual_net")
+    assert script.root()[0] == "model" and script.root()[1].name == "ResNet"
+    assert script.optimizer_names() == ["optimizer"] and script.loss_name() == "loss"
+    assert script.data_names() == ("features", "targets")  # through TensorDataset
+    assert script.kind(script.value_of("features", first=True)) == "float"
+    assert script.kind(script.value_of("targets", first=True)) == "int"
+    vae = base_script("vae")  # the loop's `x = data[...]` read back to the tensor made before
+    assert vae.tensor_before_training(vae.data_names()[0]) == "data"
+    lbfgs = base_script("lbfgs_closure")  # the loss of the closure, not the loop's step result
+    assert "mse_loss" in cst_code(lbfgs.loss_stmt())
+
+
+def cst_code(node) -> str:
+    import libcst as cst
+
+    return cst.Module([]).code_for_node(node)
