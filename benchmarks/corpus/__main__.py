@@ -49,6 +49,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--json", type=Path, metavar="FILE", help="also write every verdict as JSON"
     )
     parser.add_argument(
+        "--witness",
+        action="store_true",
+        help="run each wrong case's script plainly too and say what it does without the tool",
+    )
+    parser.add_argument(
         "--list", action="store_true", help="list the operators and the bases each applies to"
     )
     args = parser.parse_args(argv)

@@ -145,6 +145,9 @@ def test_the_command_writes_a_case_out_and_refuses_a_bad_name(tmp_path):
     truth = json.loads((tmp_path / "4_2" / "truth.json").read_text())
     assert truth["case"] == "4:2"
     assert (tmp_path / "4_2" / "train.py").read_text() == make_case(4, 2).code
+    from benchmarks.corpus.__main__ import parse_args
+
+    assert parse_args(["--witness", "--seed", "2"]).witness
     bad = subprocess.run(
         [*command, "--case", "four"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
