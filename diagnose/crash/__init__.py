@@ -18,9 +18,9 @@ log = logging.getLogger(__name__)
 
 
 def _families() -> list:
-    from diagnose.crash import shapes
+    from diagnose.crash import inplace, shapes
 
-    return [shapes]
+    return [shapes, inplace]
 
 
 def explain_crash(exc: BaseException, script: Path) -> Crash | None:

@@ -133,12 +133,8 @@ def make_op_out_of_place(ctx: PatchContext) -> Patched:
         if symbol is None:
             raise NoPatch(f"line {edit.line}: an augmented assignment this patch does not write")
         value = cst.Module([]).code_for_node(stmt.value)
-        change.replace(
-            stmt,
-            f"{target} = {target} {symbol} ({value})"
-            if _compound(stmt.value)
-            else f"{target} = {target} {symbol} {value}",
-        )
+        written = f"({value})" if _compound(stmt.value) else value
+        change.replace(stmt, _small(f"{target} = {target} {symbol} {written}"))
         return Patched(
             change.result(),
             f"line {edit.line} writes a new tensor instead of changing {target} in place",
@@ -156,7 +152,7 @@ def make_op_out_of_place(ctx: PatchContext) -> Patched:
     new_call = call.with_changes(func=func.with_changes(attr=cst.Name(edit.target or "")))
     if isinstance(stmt, cst.Expr) and stmt.value is call:
         receiver = cst.Module([]).code_for_node(func.value)
-        change.replace(stmt, f"{receiver} = {cst.Module([]).code_for_node(new_call)}")
+        change.replace(stmt, _small(f"{receiver} = {cst.Module([]).code_for_node(new_call)}"))
     else:
         change.replace(call, new_call)
     return Patched(
@@ -173,6 +169,12 @@ _AUG = {
     "FloorDivideAssign": "//",
     "MatrixMultiplyAssign": "@",
 }
+
+
+def _small(code: str) -> cst.BaseSmallStatement:
+    line = cst.parse_statement(code)
+    assert isinstance(line, cst.SimpleStatementLine)
+    return line.body[0]
 
 
 def _compound(value: cst.BaseExpression) -> bool:
