@@ -18,9 +18,9 @@ log = logging.getLogger(__name__)
 
 
 def _families() -> list:
-    from diagnose.crash import inplace, shapes
+    from diagnose.crash import cut, dtypes, indices, inplace, shapes, twice
 
-    return [shapes, inplace]
+    return [shapes, inplace, twice, cut, dtypes, indices]
 
 
 def explain_crash(exc: BaseException, script: Path) -> Crash | None:

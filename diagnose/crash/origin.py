@@ -17,11 +17,19 @@ from diagnose.report import CrashSite
 
 def name_of(scene: Scene, value: Any) -> tuple[str, FrameType, int] | None:
     """The user's local name bound to ``value`` (by identity), with its frame and line."""
+    found = names_of(scene, value)
+    return found[0] if found else None
+
+
+def names_of(scene: Scene, value: Any) -> list[tuple[str, FrameType, int]]:
+    """Every user frame's local name bound to ``value``, innermost frame first."""
+    found = []
     for frame, line in reversed(scene.user_frames()):
         for name, held in frame.f_locals.items():
             if held is value and name != "self":
-                return name, frame, line
-    return None
+                found.append((name, frame, line))
+                break
+    return found
 
 
 def assignment_line(frame: FrameType, name: str, before: int) -> int | None:
@@ -52,19 +60,17 @@ def origin_site(
     scene: Scene, value: Any, role: str = "producer", what: str | None = None
 ) -> CrashSite | None:
     """The line that made ``value``, as the user's code names it."""
-    found = name_of(scene, value)
-    if found is None:
-        return None
-    name, frame, line = found
-    made = assignment_line(frame, name, line)
-    if made is None:
-        return None
-    file = frame.f_code.co_filename
-    return CrashSite(
-        role=role,
-        file=file,
-        line=made,
-        function=frame.f_code.co_name,
-        code=source_line(file, made),
-        what=what or f"`{name}` is made here",
-    )
+    for name, frame, line in names_of(scene, value):
+        made = assignment_line(frame, name, line)
+        if made is None:
+            continue  # a parameter of this function: made by its caller
+        file = frame.f_code.co_filename
+        return CrashSite(
+            role=role,
+            file=file,
+            line=made,
+            function=frame.f_code.co_name,
+            code=source_line(file, made),
+            what=what or f"`{name}` is made here",
+        )
+    return None

@@ -212,10 +212,22 @@ def detach_carried_state(ctx: PatchContext) -> Patched:
 @patcher("cast-dtype")
 def cast_dtype(ctx: PatchContext) -> Patched:
     edit = crash_edit(ctx, "cast")
-    name = edit.target or ""
-    reads = _reads(ctx, edit.line, name)
-    if len(reads) != 1 or not edit.value:
-        raise NoPatch(f"line {edit.line} does not pass `{name}` to one call")
+    expr = edit.target or ""
+    args = [
+        arg.value
+        for call in ctx.script.on_line(edit.line, cst.Call)
+        for arg in call.args
+        if _same_code(arg.value, expr)
+    ]
+    if len(args) != 1 or not edit.value:
+        raise NoPatch(f"line {edit.line} does not pass `{expr}` to one call")
     change = ctx.edit()
-    change.replace(reads[0], f"{name}.{edit.value}()")
-    return Patched(change.result(), f"line {edit.line} passes {name}.{edit.value}()")
+    change.replace(args[0], f"{expr}.{edit.value}()")
+    return Patched(change.result(), f"line {edit.line} passes {expr}.{edit.value}()")
+
+
+def _same_code(node: cst.BaseExpression, expr: str) -> bool:
+    try:
+        return ast.unparse(ast.parse(code_of(node), mode="eval")) == expr
+    except SyntaxError:
+        return False
