@@ -26,6 +26,7 @@ _PATTERNS = [
     re.compile(r"Found dtype \w+ but expected \w+"),
     re.compile(r"expected m1 and m2 to have the same dtype"),
     re.compile(r"\"\w+\" not implemented for '(Float|Double|Half|Long|Int)'"),
+    re.compile(r"result type Float can't be cast to the desired output type \w+"),
 ]
 _METHOD = {
     "torch.float32": "float",
@@ -63,6 +64,8 @@ def _wanted(scene: Scene) -> tuple[Any, str, str, Any] | None:
         and ("target dtype" in message or "Long" in message)
     ):
         return target, "torch.int64", "the class targets", None
+    if target is not None and not target.is_floating_point() and "can't be cast" in message:
+        return target, "torch.float32", "the targets of a loss on probabilities", None
     indices = scene.innermost_local("indices", "input", kind=torch.Tensor)
     if indices is not None and "indices" in message and indices.is_floating_point():
         return indices, "torch.int64", "the indices", None
