@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import re
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -25,6 +27,8 @@ _PATTERN = re.compile(r"element 0 of tensors does not require grad and does not 
 _CUT_METHODS = {"detach", "item", "numpy", "tolist", "detach_", "cpu().numpy"}
 _CUT_CALLS = {"tensor", "as_tensor", "from_numpy", "float", "array"}
 _NO_GRAD = {"no_grad", "inference_mode"}
+_LIBRARIES = {"torch", "np", "numpy", "math", "nn", "F"}
+_FREEZE = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False\s*\)")
 MAX_HOPS = 8
 
 
@@ -32,18 +36,23 @@ def matches(message: str) -> bool:
     return bool(_PATTERN.search(message))
 
 
-def _marker(node: ast.AST) -> str | None:
-    """What in an expression makes a tensor without a graph, in words."""
+def _marker(node: ast.AST, live: Callable[[str], bool] = lambda name: True) -> str | None:
+    """What in an expression makes a tensor without a graph, in words. A marker counts only
+    when it works on something ``live`` says held a tensor or a model (``torch.tensor([0, 1])``
+    of constants cuts nothing)."""
     for n in ast.walk(node):
+        found = None
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             if n.func.attr in _CUT_METHODS:
-                return f".{n.func.attr}()"
-            if n.func.attr in _CUT_CALLS and isinstance(n.func.value, ast.Name):
-                return f"{n.func.value.id}.{n.func.attr}(...)"
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _CUT_CALLS:
-            return f"{n.func.id}(...)"
-        if isinstance(n, ast.Attribute) and n.attr == "data":
-            return ".data"
+                found = f".{n.func.attr}()"
+            elif n.func.attr in _CUT_CALLS and isinstance(n.func.value, ast.Name):
+                found = f"{n.func.value.id}.{n.func.attr}(...)"
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _CUT_CALLS:
+            found = f"{n.func.id}(...)"
+        elif isinstance(n, ast.Attribute) and n.attr == "data":
+            found = ".data"
+        if found is not None and any(isinstance(m, ast.Name) and live(m.id) for m in ast.walk(n)):
+            return found
     return None
 
 
@@ -116,7 +125,7 @@ def _follow(crash: Crash, frame: FrameType, name: str, line: int) -> bool:
                 crash, file, made, f"`{name}` is computed inside the no_grad block of line {block}"
             )
             return True
-        marker = _marker(stmt[0])
+        marker = _marker(stmt[0], lambda n: _is_tensor_or_model(frame.f_locals.get(n)))
         if marker is not None:
             _cut_at(crash, file, made, f"{marker} makes `{name}` a tensor with no graph")
             return True
@@ -136,6 +145,12 @@ def _loads(stmt: ast.stmt) -> list[str]:
             n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
         )
     )
+
+
+def _is_tensor_or_model(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor | torch.nn.Module)
 
 
 def _is_tensor(value: Any) -> bool:
@@ -167,6 +182,17 @@ def _module_without_graph(crash: Crash, name: str, value: Any, file: str, line: 
             f"every parameter of `{name}` ({type(value).__name__}) has requires_grad=False: "
             "nothing in its output can have a gradient"
         )
+        for at, text in enumerate(linecache.getlines(file), 1):
+            if _FREEZE.search(text) and not text.lstrip().startswith("#"):
+                crash.sites.append(
+                    CrashSite(
+                        role="cut",
+                        file=file,
+                        line=at,
+                        code=text.strip(),
+                        what="the parameters are frozen here",
+                    )
+                )
         return True
     try:
         lines, start = inspect.getsourcelines(type(value).forward)
@@ -180,7 +206,7 @@ def _module_without_graph(crash: Crash, name: str, value: Any, file: str, line: 
             node = ast.parse(text.strip())
         except SyntaxError:
             continue
-        marker = _marker(node)
+        marker = _marker(node, lambda n: n not in _LIBRARIES)
         if marker is not None:
             crash.module, crash.module_type = name, type(value).__name__
             _cut_at(

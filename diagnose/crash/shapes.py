@@ -319,4 +319,69 @@ def _loss_crash(scene: Scene, crash: Crash) -> bool:
         site = origin_site(scene, value, what=f"{what} is made here")
         if site is not None:
             crash.sites.append(site)
+    _output_layer(scene, crash, shape(inputs) or [], shape(target) or [])
     return True
+
+
+def _output_layer(scene: Scene, crash: Crash, got: list[int], want: list[int]) -> None:
+    """When the loss's input and target differ in their last size only, the model's last
+    Linear made that size: its out_features is the number to set."""
+    import torch
+
+    if len(got) != len(want) or not got or got[:-1] != want[:-1] or got[-1] == want[-1]:
+        return
+    at = scene.crash_frame()
+    found = statement_at(at[0].f_code.co_filename, at[1]) if at else None
+    if at is None or found is None:
+        return
+    frame = at[0]
+    called = [
+        (n.func.id, frame.f_locals.get(n.func.id, frame.f_globals.get(n.func.id)))
+        for n in ast.walk(found[0])
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    ]
+    models = [(label, m) for label, m in called if isinstance(m, torch.nn.Module)]
+    if len(models) != 1:
+        return
+    label, model = models[0]
+    linears = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+    if not linears or linears[-1][1].out_features != got[-1]:
+        return
+    name, layer = linears[-1]
+    name = name or label  # the model is the layer itself: the script's name for it
+    crash.module, crash.module_type = name, "Linear"
+    crash.sizes = {"in_features": layer.in_features, "out_features": layer.out_features}
+    crash.expected, crash.got = want[-1], got[-1]
+    crash.evidence.append(
+        f"the model's last layer `{name}` = Linear({layer.in_features}, {layer.out_features}) "
+        f"makes {got[-1]} outputs; the target has {want[-1]}"
+    )
+    files = [str(scene.script)] + [loc.file for loc in crash.chain]
+    built = constructors(
+        files,
+        "Linear",
+        [(0, "in_features", layer.in_features), (1, "out_features", layer.out_features)],
+        1,
+        "out_features",
+        name.rsplit(".", 1)[-1],
+    )
+    if len(built) != 1:
+        return
+    site = built[0]
+    crash.sites.append(
+        CrashSite(
+            role="built",
+            file=site.file,
+            line=site.line,
+            code=site.code,
+            what=f"`{name}` is built here",
+        )
+    )
+    if literal_int(site.argument) is not None:
+        crash.edit = CrashEdit(
+            kind="layer-size",
+            file=site.file,
+            line=site.line,
+            target="out_features",
+            value=str(want[-1]),
+        )

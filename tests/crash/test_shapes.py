@@ -93,3 +93,19 @@ def test_a_view_to_a_size_that_does_not_divide_names_the_tensor_and_its_producer
     assert any("line 13" in line and "1176 per sample" in line for line in crash.evidence)
     assert any("`features.2` (MaxPool2d)" in line for line in crash.evidence)
     assert report.fixes[0].id == "fix-layer-size" and report.fixes[0].patch is None
+
+
+def test_a_regression_head_with_another_output_size_than_the_target_gets_out_features(tmp_path):
+    source = """
+    import torch
+    from torch import nn
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    x, y = torch.randn(6, 4), torch.randn(6, 2)
+    loss = nn.functional.mse_loss(net(x), y)
+    loss.backward()
+    """
+    script, report = _run(tmp_path, source)
+    crash = report.event.crash
+    assert (crash.module, crash.expected, crash.got) == ("2", 2, 3)
+    assert (crash.edit.target, crash.edit.value, crash.edit.line) == ("out_features", "2", 4)
+    assert "nn.Linear(8, 2))" in make_patch("fix-layer-size", script, report).diff
