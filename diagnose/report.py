@@ -282,6 +282,59 @@ class Accumulation(_Model):
     )
 
 
+class CrashSite(_Model):
+    """A line of the user's code that a crash's explanation points at, and its part in it."""
+
+    role: str = Field(
+        description='"crash" (where it raised), "saved" (the forward op whose saved tensor was '
+        'changed), "modified" (the in-place op that changed it), "carried" (a tensor kept '
+        'across steps), "cut" (where the graph was cut), "producer" (what made the bad input), '
+        '"built" (where the module was built).'
+    )
+    file: str
+    line: int
+    function: str | None = None
+    code: str | None = None
+    what: str | None = Field(None, description="The op or call at that line, in words.")
+
+
+class CrashEdit(_Model):
+    """The one change a crash's fix makes, as the live run showed it."""
+
+    kind: str = Field(
+        description='"layer-size", "out-of-place", "inplace-flag", "detach" or "cast".'
+    )
+    file: str
+    line: int
+    target: str | None = Field(
+        None, description="The call, argument or name changed (in_features, h, relu_)."
+    )
+    value: str | None = Field(None, description="The value it is set to (5408, float32).")
+
+
+class Crash(_Model):
+    """What the live run showed about the exception the script raised."""
+
+    family: str = Field(description="The symptom id it belongs to (shape-mismatch, ...).")
+    evidence: list[str] = Field(default_factory=list)
+    module: str | None = Field(None, description="Qualified name of the module that raised.")
+    module_type: str | None = None
+    sizes: dict[str, int] = Field(
+        default_factory=dict, description="The module's declared sizes (in_features, ...)."
+    )
+    input_shape: list[int] | None = None
+    expected: int | None = None
+    got: int | None = None
+    sites: list[CrashSite] = Field(default_factory=list)
+    chain: list[Location] = Field(
+        default_factory=list, description="The user's frames, outermost (the loop) first."
+    )
+    edit: CrashEdit | None = None
+    checked: list[str] = Field(
+        default_factory=list, description="What was looked at when the cause was not shown."
+    )
+
+
 class Event(_Model):
     """Where the first non-finite value was born, or what the script raised."""
 
@@ -367,6 +420,9 @@ class Event(_Model):
         None,
         description="A reducing op's result recomputed in float64: what it accumulated against "
         "its compute dtype's range.",
+    )
+    crash: Crash | None = Field(
+        None, description="For an exception: what the live run showed about its cause."
     )
 
     @model_validator(mode="before")

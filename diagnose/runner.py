@@ -252,6 +252,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
     if outcome is not None and report.status != "nonfinite":
         report.status = "exception"
         report.event = _exception_event(outcome, script)
+        report.event.crash = _explain_crash(outcome, script)
     if stopped is not None:
         mark_interrupted(report, stopped, tracer.step)
     return report
@@ -400,6 +401,13 @@ def _exit_outcome(exc: SystemExit) -> tuple[BaseException | None, int]:
     if isinstance(handled, Exception) and status != 0:
         return handled, status
     return None, status
+
+
+def _explain_crash(exc: BaseException, script: Path) -> Any:
+    """What the live run shows about the exception (diagnose.crash), while its frames live."""
+    from diagnose.crash import explain_crash
+
+    return explain_crash(exc, script)
 
 
 def _exception_event(exc: BaseException, script: Path) -> Event:

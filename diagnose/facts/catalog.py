@@ -156,6 +156,13 @@ FACTS: dict[str, str] = {
     "ctc.input_length": "its input frames",
     "ctc.target_length": "its target symbols",
     "ctc.needed": "frames its alignment needs (symbols plus a blank between repeats)",
+    # a crash explained from the live run (event.crash)
+    "crash.family": 'the symptom the exception belongs to ("shape-mismatch", "dtype-mismatch", ...)',
+    "crash.explained": "the run showed the cause (a module, a line, an edit), not the message alone",
+    "crash.module_type": 'class of the module that raised, e.g. "Linear"',
+    "crash.edit": 'the one change the run found ("layer-size", "out-of-place", "inplace-flag", '
+    '"detach", "cast")',
+    "crash.sites": 'roles of the lines the run pointed at ("built", "saved", "modified", ...)',
     "mask.rows_all_inf": "rows of a softmax's input that are -inf everywhere",
     "mask.rows_total": "rows of that input along the softmax's dim",
     "mask.first_row": "the first such row's index over the other dims (batch first)",

@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from diagnose.facts.crash import crash_facts
 from diagnose.facts.heuristics import (
     DTYPE_MAX,
     DTYPE_SMALLEST,
@@ -87,6 +88,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         _weight_facts,
         _target_facts,
         mechanism_facts,
+        crash_facts,
     ]
     for group in groups:
         try:

@@ -145,7 +145,7 @@ def exception_event(exc: BaseException) -> Event:
         filename = frame.f_code.co_filename
         if "site-packages" not in filename and not filename.startswith("<"):
             location = Location(file=filename, line=line, function=frame.f_code.co_name)
-    return Event(
+    event = Event(
         kind="exception",
         exception_type=name,
         message=message.splitlines()[0],
@@ -153,6 +153,26 @@ def exception_event(exc: BaseException) -> Event:
         location=location,
         traceback="".join(traceback.format_exception(exc)),
     )
+    script = _training_script(exc)
+    if script is not None:
+        from diagnose.crash import explain_crash
+
+        event.crash = explain_crash(exc, script)
+    return event
+
+
+def _training_script(exc: BaseException) -> Path | None:
+    """The outermost frame of the user's own code: the training script the callback is in."""
+    ours = Path(__file__).resolve().parent.parent
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        filename = frame.f_code.co_filename
+        if (
+            "site-packages" not in filename
+            and not filename.startswith("<")
+            and ours not in Path(filename).resolve().parents
+        ):
+            return Path(filename)
+    return None
 
 
 def analyze(report: Report) -> Report:

@@ -1,7 +1,7 @@
 """Facts -> symptoms: what went wrong, how sure we are (0..1), and the evidence in plain words.
 
 One module per family, as in ``rules/``: ``data``, ``numerics``, ``precision``,
-``optimization``, ``exception``, ``learning``, ``domains`` (an op at the edge of its domain), ``masking`` (a fully masked softmax row), ``ctc`` (an impossible CTC alignment) (a finite run that cannot learn). Each detector is declared where it is defined with
+``optimization``, ``exception``, ``learning``, ``domains`` (an op at the edge of its domain), ``masking`` (a fully masked softmax row), ``ctc`` (an impossible CTC alignment), ``crash`` (an exception explained from the live run) (a finite run that cannot learn). Each detector is declared where it is defined with
 ``@symptom(id, title=..., related_tags=[...])`` (see ``registry``); ``TITLES``, ``DETECTORS``
 and ``OP_DETECTORS`` are views of that registry. A detector reads the facts (and, for wording,
 the report) and returns one Symptom or None. Confidences are hand-set heuristics: strong,
@@ -37,6 +37,7 @@ FAMILIES = (
     "precision",
     "optimization",
     "exception",
+    "crash",
     "learning",
 )
 for _family in FAMILIES:
