@@ -487,6 +487,15 @@ class Learning(_Model):
     uncleared: int = Field(
         0, description="Checked steps taken on gradients not cleared since the step before."
     )
+    order_checked: int = Field(
+        0, description="Optimizer steps checked for the order of backward, zero_grad and step."
+    )
+    stepped_cleared: int = Field(
+        0,
+        description="Checked steps taken on gradients zero_grad had cleared after the last "
+        "backward (zero_grad between backward and step, or a step before its backward): "
+        "they move no weight.",
+    )
     mode_checked: int = Field(0, description="Backward passes checked for the model's mode.")
     eval_mode: int = Field(
         0,

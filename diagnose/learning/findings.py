@@ -47,6 +47,7 @@ TITLES = {
     "weight-decay-too-strong": "Weight decay erases the weights faster than they learn",
     "constant-inputs": "Every input the model is given is the same number",
     "gradients-clipped-to-zero": "Gradient clipping with a limit of 0 erases every gradient",
+    "training-calls-out-of-order": "The optimizer steps on gradients zero_grad has just cleared",
 }
 # a clipping limit at or below this scales every gradient to (almost) nothing: clip_grad_norm_
 # multiplies each gradient by max_norm / norm, clip_grad_value_ clamps it into [-limit, limit]
@@ -141,6 +142,46 @@ def without_step(learning: Learning, report: Report) -> Symptom | None:
     )
 
 
+def calls_out_of_order(learning: Learning, report: Report) -> Symptom | None:
+    """Steps taken after zero_grad cleared the last backward's gradients (``backward();
+    zero_grad(); step()``, or a step before its backward): each step finds no gradient, so no
+    weight moves, and every parameter looks cut off from the loss."""
+    checked, cleared = learning.order_checked, learning.stepped_cleared
+    if checked < 2 or cleared < max(2, 0.8 * checked):
+        return None
+    order = _call_order(report)
+    moved = ""
+    if learning.weight_change is not None:
+        moved = f"; the weights moved {num(learning.weight_change)} of their size"
+    return Symptom(
+        id="training-calls-out-of-order",
+        confidence=0.95 if cleared == checked else 0.85,
+        evidence=[
+            f"{cleared} of the {checked} optimizer steps checked ran after zero_grad() had "
+            f"cleared the gradients of the last backward{order}: each step finds no gradient "
+            f"to apply{moved}"
+        ],
+    )
+
+
+def _call_order(report: Report) -> str:
+    """The user's lines of backward, zero_grad and step in the order they stand in their
+    function, when all three stand in one (``" (line 27 backward, line 28 zero_grad, ...)"``)."""
+    calls = report.config.training_calls
+    if calls is None:
+        return ""
+    sites = [(kind, getattr(calls, kind, None) or []) for kind in ("backward", "zero_grad", "step")]
+    if any(len(found) != 1 for _, found in sites):
+        return ""
+    places = [(found[0].line, kind, found[0].function) for kind, found in sites]
+    if len({function for *_, function in places}) != 1:
+        return ""
+    if len({line for line, *_ in places}) == 1:
+        return f" (in {places[0][2]}: all three on line {places[0][0]})"
+    listed = ", ".join(f"line {line} {kind}()" for line, kind, _ in sorted(places))
+    return f" (in {places[0][2]}: {listed})"
+
+
 def clipped_to_zero(learning: Learning, report: Report) -> Symptom | None:
     """A clip with a limit of 0 on most steps: every gradient it clips becomes 0, so no
     update moves a weight (a ``--clip 0`` meant as "off" in a script that clips always)."""
@@ -203,6 +244,8 @@ def unregistered(learning: Learning, report: Report) -> Symptom | None:
 
 
 def graph_cut(learning: Learning, report: Report) -> Symptom | None:
+    if calls_out_of_order(learning, report) is not None:
+        return None  # zero_grad emptied every gradient before the step: not a cut graph
     if learning.no_grad_modules:
         return Symptom(
             id="gradient-flow-cut",
@@ -568,6 +611,7 @@ ACTIVITY: list[Detector] = [dying_relus, saturated]
 
 STRUCTURAL: list[Detector] = [
     without_step,
+    calls_out_of_order,
     clipped_to_zero,
     never_cleared,
     unregistered,

@@ -163,7 +163,9 @@ class LearningWatch:
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._steps_begun += 1
         self._optimizers.add(optimizer)
-        self._clearing.before_step(optimizer)
+        # torch hands the hook the step's own arguments, the optimizer first
+        closure = len(args or ()) > 1 or (kwargs or {}).get("closure") is not None
+        self._clearing.before_step(optimizer, closure=closure)
         if self._steps < TRACKED_PASSES:
             self._coverage.check(list(self._optimizers), self._modules)
         if not self._motion.started:
@@ -236,6 +238,7 @@ class LearningWatch:
         if not self._constructed and self._motion.started:
             self._motion.measure()
         checked, uncleared = self._clearing.counts()
+        order_checked, stepped_cleared = self._clearing.order_counts()
         coverage = self._coverage
         scale = self._modules.input_scale
         return Learning(
@@ -244,6 +247,8 @@ class LearningWatch:
             optimizers=self._constructed,
             clear_checked=checked,
             uncleared=uncleared,
+            order_checked=order_checked,
+            stepped_cleared=stepped_cleared,
             mode_checked=self._mode_checked,
             eval_mode=self._eval,
             eval_modules=self._eval_modules[:20],
