@@ -569,6 +569,12 @@ class Report(_Model):
     history: list[StepRecord] = Field(default_factory=list)
     config: Config = Field(default_factory=Config)
     symptoms: list[Symptom] = Field(default_factory=list)
+    set_aside: list[Symptom] = Field(
+        default_factory=list,
+        description="Symptoms a detector found but the report's own facts rule out (every rule "
+        "reading them is contradicted): no fix is offered for them; the last evidence lines "
+        "say why.",
+    )
     fixes: list[Fix] = Field(default_factory=list)
     matches: list[MatchRef] = Field(default_factory=list)
     facts: dict[str, Any] = Field(

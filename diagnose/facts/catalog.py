@@ -64,6 +64,11 @@ FACTS: dict[str, str] = {
     "lr.typical": "usual lr for that optimizer (rules/_heuristics.yaml: defaults and heuristics)",
     "lr.typical_source": "where lr.typical comes from (a torch default, or a labelled heuristic)",
     "lr_vs_typical": "lr / lr.typical",
+    "lr.run_max": "the most lr the run used (the history's largest, else lr)",
+    "lr.run_max_vs_typical": "lr.run_max / lr.typical",
+    "learning.trainable_elements": "elements the optimizers hold that require grad (on the "
+    "checked steps)",
+    "learning.weight_change": "relative change of the sampled weights over the run",
     "lr_scheduler": "name of the lr scheduler, when one was seen",
     "lr.varies": "the lr changed over the recorded steps (a scheduler or a hand-written one)",
     "lr.warmup": "the lr rose over the first steps (seen in the history), or the framework "

@@ -85,6 +85,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         _activation_facts,
         _weight_facts,
         _target_facts,
+        _learning_facts,
         mechanism_facts,
     ]
     for group in groups:
@@ -700,3 +701,26 @@ def _target_facts(report: Report, facts: Facts) -> None:
     if amin is not None and amax is not None:
         # Without signs, every |target| equal to |ignore_index| is the best evidence there is.
         facts["targets.all_ignored"] = amin == amax == abs(ignore)
+
+
+# --- what the learning watch saw ----------------------------------------------------------
+
+
+def _learning_facts(report: Report, facts: Facts) -> None:
+    """The learning evidence the verdicts on a finite run rest on, and the facts that rule a
+    verdict out: the most lr the run used, whether anything the optimizers hold can learn, what
+    the output of a regression loss can reach against its targets."""
+    lrs = [v for v in (num(row.lr) for row in report.history) if v is not None]
+    lr = facts.get("lr")
+    most = max(lrs) if lrs else lr
+    if isinstance(most, int | float):
+        facts["lr.run_max"] = most
+        typical = facts.get("lr.typical")
+        if isinstance(typical, int | float) and typical > 0:
+            facts["lr.run_max_vs_typical"] = most / typical
+    learning = report.learning
+    if learning is None:
+        return
+    if learning.grads_checked:
+        facts["learning.trainable_elements"] = learning.optimized_elements
+    facts["learning.weight_change"] = learning.weight_change

@@ -26,6 +26,7 @@ LEARNED_RATIO = 0.5
 # a loss above this many times the chance level is not "at chance": a uniform guess would do
 # better, so the model learned something, wrongly (a diverging lr), rather than nothing
 ABOVE_CHANCE = 2.0
+FAR_BELOW = 300  # an lr this many times below the optimizer's usual one is far too low
 
 TITLES = {
     "gradients-never-cleared": "Gradients are never cleared between optimizer steps",
@@ -447,9 +448,12 @@ def at_chance(learning: Learning, report: Report) -> Symptom | None:
 
 
 def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
+    """Updates too small to learn: the weights barely moved (under 1e-4 of their size), or
+    the most lr the run used lies hundreds of times below the optimizer's usual one while the
+    weights moved only a little (under 1e-2) and the loss did not fall."""
     change = learning.weight_change
     curve = loss_curve(learning, report)
-    if change is None or change >= 1e-4 or len(curve) < MIN_CURVE:
+    if change is None or len(curve) < MIN_CURVE:
         return None
     ratio = _loss_ratio(learning, report)
     if ratio is None or ratio < 0.97:
@@ -457,15 +461,34 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     lrs = [row.lr for row in report.history if row.lr is not None]
     # the most the schedule gave (a warmup starts far below what the user set)
     lr = f" at lr {num(max(lrs))} at most" if lrs else ""
+    below = _far_below_usual(report, max(lrs) if lrs else None)
+    if change >= 1e-4 and (below is None or change >= 1e-2):
+        return None
     # weights that moved less than a millionth of their size did not train: a short curve
     # weakens what the loss says, not what the weights say
-    return Symptom(
-        id="lr-too-low",
-        confidence=_by_length(0.95 if change < 1e-6 else 0.85, len(curve)),
-        evidence=[
-            f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
-            f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
-        ],
+    evidence = [
+        f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
+        f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
+    ]
+    if below is not None:
+        evidence.append(below)
+    base = 0.95 if change < 1e-6 else (0.85 if change < 1e-4 else 0.8)
+    return Symptom(id="lr-too-low", confidence=_by_length(base, len(curve)), evidence=evidence)
+
+
+def _far_below_usual(report: Report, most: float | None) -> str | None:
+    """The run's most lr set against its optimizer's usual lr, in words, when it is at least
+    ``FAR_BELOW`` times smaller; None otherwise or when either is unknown."""
+    from diagnose.facts.heuristics import typical_lr  # the facts package imports this module
+
+    name = (report.config.optimizer or "").rsplit(".", 1)[-1]
+    usual, source = typical_lr(name.lower() or None)
+    lr = most if most is not None else report.config.lr
+    if usual is None or not isinstance(lr, int | float) or lr <= 0 or lr * FAR_BELOW > usual:
+        return None
+    return (
+        f"lr {num(lr)} is {num(usual / lr)}x below {name}'s usual {num(usual)} ({source}): "
+        "each update moves a weight by a tiny share of what it needs"
     )
 
 

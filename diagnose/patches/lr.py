@@ -70,11 +70,13 @@ def _lower_learning_rate(ctx: PatchContext) -> Patched:
     origin = origin_of(ctx, "lr")
     if origin is not None and origin.kind in ELSEWHERE:
         return _at_origin(ctx, origin)
+    made = len(ctx.edits)
     try:
         patched = _in_script(ctx)
     except NoPatch:
         if origin is None:
             raise
+        del ctx.edits[made:]  # what the failed try began is not part of the patch
         return _at_origin(ctx, origin)
     if patched.source is None and origin is not None:
         return _at_origin(ctx, origin)

@@ -80,3 +80,20 @@ def test_a_loss_falling_below_zero_and_on_is_not_a_divergence():
     facts = report["facts"]
     assert facts["run.loss_end"] < facts["run.loss_start"] < 0
     assert facts["run.loss_growth"] < 1
+
+
+def test_an_lr_far_below_the_usual_that_still_moves_the_weights_is_lr_too_low():
+    report = report_of("callbacks_lr_far_too_low.py")
+    assert report["status"] == "silent"
+    assert _symptoms(report) == ["lr-too-low"]
+    assert [f["id"] for f in report["fixes"]][:1] == ["raise-learning-rate"]
+    assert "fix-label-alignment" not in [f["id"] for f in report["fixes"]]
+    assert report["learning"]["weight_change"] > 1e-4  # the weights did move, a little
+    assert "625x below Adam's usual" in report["symptoms"][0]["evidence"][1]
+    assert "1.6e-6" in report["fixes"][0]["patch"] and "0.001" in report["fixes"][0]["patch"]
+
+
+def test_the_same_framework_at_a_usual_lr_is_clean():
+    report = report_of("healthy_callbacks_usual_lr.py")
+    assert report["status"] == "clean"
+    assert report["symptoms"] == report["set_aside"] == report["fixes"] == []
