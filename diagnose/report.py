@@ -441,6 +441,17 @@ class LossInput(_Model):
         "its last dim (the features it outputs) with no permute between.",
     )
     location: Location | None = Field(None, description="The user's line that called the loss.")
+    output_activation: str | None = Field(
+        None,
+        description='A regression loss\'s input made by a bounded activation: "sigmoid" (0, 1) '
+        'or "tanh" (-1, 1).',
+    )
+    target_min: float | None = Field(
+        None, description="A regression loss's smallest target over the looked-at calls."
+    )
+    target_max: float | None = Field(
+        None, description="A regression loss's largest target over the looked-at calls."
+    )
 
 
 class ModuleNote(_Model):

@@ -69,6 +69,9 @@ FACTS: dict[str, str] = {
     "learning.trainable_elements": "elements the optimizers hold that require grad (on the "
     "checked steps)",
     "learning.weight_change": "relative change of the sampled weights over the run",
+    "learning.output_out_of_reach": "a regression loss's input came from a sigmoid/tanh whose "
+    "range excludes its targets",
+    "learning.saturated_only_output": "the only saturated tanh/sigmoid is that output activation",
     "lr_scheduler": "name of the lr scheduler, when one was seen",
     "lr.varies": "the lr changed over the recorded steps (a scheduler or a hand-written one)",
     "lr.warmup": "the lr rose over the first steps (seen in the history), or the framework "

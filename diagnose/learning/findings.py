@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 
 from diagnose.formatting import num
-from diagnose.report import Learning, ModuleNote, Report, ScriptInfo, Symptom
+from diagnose.report import Learning, LossInput, ModuleNote, Report, ScriptInfo, Symptom
 from diagnose.trainconfig import ParamGroup
 
 BROKEN = 0.8  # a finding at least this confident calls the run broken
@@ -49,7 +49,10 @@ TITLES = {
     "constant-inputs": "Every input the model is given is the same number",
     "gradients-clipped-to-zero": "Gradient clipping with a limit of 0 erases every gradient",
     "training-calls-out-of-order": "The optimizer steps on gradients zero_grad has just cleared",
+    "output-range-excludes-targets": "The output activation cannot reach the targets",
 }
+# the open range each bounded output activation's values lie in
+OUTPUT_RANGE = {"sigmoid": (0.0, 1.0), "tanh": (-1.0, 1.0)}
 # a clipping limit at or below this scales every gradient to (almost) nothing: clip_grad_norm_
 # multiplies each gradient by max_norm / norm, clip_grad_value_ clamps it into [-limit, limit]
 ZERO_CLIP = 1e-8
@@ -308,6 +311,52 @@ def target_broadcast(learning: Learning, report: Report) -> Symptom | None:
                 ],
             )
     return None
+
+
+def out_of_reach(learning: Learning) -> tuple[LossInput, float, float] | None:
+    """The regression loss whose input a bounded activation made (sigmoid, tanh) while its
+    targets lie outside that activation's range (beyond 5% of its width), with the range."""
+    for loss in learning.losses:
+        bounds = OUTPUT_RANGE.get(loss.output_activation or "")
+        if bounds is None or loss.target_min is None or loss.target_max is None:
+            continue
+        low, high = bounds
+        slack = 0.05 * (high - low)
+        if loss.target_max > high + slack or loss.target_min < low - slack:
+            return loss, low, high
+    return None
+
+
+def saturated_only_output(learning: Learning) -> bool:
+    """The only saturated tanh/sigmoid is the model's output: the one module of the kind that
+    made a regression loss's input."""
+    found = out_of_reach(learning)
+    if found is None:
+        return False
+    kind = found[0].output_activation
+    flat = [a for a in learning.activations if a.kind != "relu" and a.share >= SATURATED_SHARE]
+    alike = [a for a in learning.activations if a.kind == kind]
+    return len(flat) == 1 and flat[0].kind == kind and len(alike) == 1
+
+
+def output_out_of_reach(learning: Learning, report: Report) -> Symptom | None:
+    """A sigmoid or tanh output fitted to targets outside its range: the loss can fall only to
+    where the output sits at the range's edge, and the activation saturates there."""
+    found = out_of_reach(learning)
+    if found is None:
+        return None
+    loss, low, high = found
+    outside = loss.target_min >= high or loss.target_max <= low  # type: ignore[operator]
+    return Symptom(
+        id="output-range-excludes-targets",
+        confidence=0.9 if outside else 0.75,
+        evidence=[
+            f"{loss.function} was given the output of {loss.output_activation}, which lies in "
+            f"({num(low)}, {num(high)}), but its targets range over [{num(loss.target_min)}, "
+            f"{num(loss.target_max)}]{_at(loss.location)}: no weight brings the output to "
+            f"them, so the {loss.output_activation} is driven into its flat tail"
+        ],
+    )
 
 
 def misplaced_classes(learning: Learning, report: Report) -> Symptom | None:
@@ -642,6 +691,7 @@ STRUCTURAL: list[Detector] = [
     graph_cut,
     probabilities_into_logits,
     target_broadcast,
+    output_out_of_reach,
     misplaced_classes,
     eval_mode,
 ]

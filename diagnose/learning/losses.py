@@ -30,6 +30,7 @@ _LINEAR = ("AddmmBackward0", "MmBackward0", "BmmBackward0", "UnsafeViewBackward0
 _PLAIN_VIEWS = ("ViewBackward0", "ReshapeAliasBackward0", "CloneBackward0", "ToCopyBackward0")
 _SOFT = "LogSoftmaxBackward0"  # cross_entropy with class-probability targets: no nll node
 _PRODUCERS = {"SoftmaxBackward0": "softmax", "SigmoidBackward0": "sigmoid"}
+_BOUNDED = {"SigmoidBackward0": "sigmoid", "TanhBackward0": "tanh"}
 _VIEWS = (
     "ViewBackward0",
     "ReshapeAliasBackward0",
@@ -123,6 +124,11 @@ class LossWatch:
         source = _input(node)
         expanded = _shape(node, "_saved_self")
         entry.target_shape = _shape(node, "_saved_target")
+        entry.output_activation = entry.output_activation or _bounded(source)
+        low, high = _extremes(node, "_saved_target")
+        if low is not None and high is not None:
+            entry.target_min = low if entry.target_min is None else min(entry.target_min, low)
+            entry.target_max = high if entry.target_max is None else max(entry.target_max, high)
         if type(source).__name__ == "ExpandBackward0":
             sizes = getattr(source, "_saved_self_sym_sizes", None)
             original = [int(s) for s in sizes] if sizes is not None else expanded
@@ -192,6 +198,37 @@ def _producer(node: Any) -> str | None:
             return None
         node = _input(node)
     return None
+
+
+def _bounded(node: Any) -> str | None:
+    """sigmoid/tanh when one made a regression loss's input, looking through views."""
+    for _ in range(4):
+        if node is None:
+            return None
+        kind = type(node).__name__
+        if kind in _BOUNDED:
+            return _BOUNDED[kind]
+        if kind not in _VIEWS:
+            return None
+        node = _input(node)
+    return None
+
+
+def _extremes(node: Any, name: str) -> tuple[float | None, float | None]:
+    """The smallest and largest finite value of a saved floating tensor (one host read, on
+    the sampled looks only)."""
+    try:
+        value = getattr(node, name)
+    except RuntimeError:
+        return None, None
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() or not value.numel():
+        return None, None
+    with torch.no_grad():
+        finite = value.detach()[torch.isfinite(value.detach())]
+        if not finite.numel():
+            return None, None
+        low, high = torch.aminmax(finite.float())
+    return float(low), float(high)
 
 
 def _shape(node: Any, name: str) -> list[int]:

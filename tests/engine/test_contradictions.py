@@ -86,3 +86,15 @@ def test_a_contradiction_on_an_unknown_fact_is_a_load_problem_with_its_line(tmp_
     _, problems = load_rules(tmp_path, builtin=False)
     (problem,) = problems
     assert problem.line == 8 and "unknown fact 'no.such.fact'" in problem.reason
+
+
+def test_relu_or_residual_is_ruled_out_when_the_only_saturated_unit_is_an_unreachable_output():
+    (rule,) = [r for r in load_rules()[0] if r.id == "saturated-activations"]
+    facts = {
+        "symptom.saturated-activations": 0.85,
+        "learning.output_out_of_reach": True,
+        "learning.saturated_only_output": True,
+    }
+    assert rule_confidence(rule, facts) is None
+    hidden_too = {**facts, "learning.saturated_only_output": False}
+    assert rule_confidence(rule, hidden_too) == 0.85

@@ -97,3 +97,23 @@ def test_the_same_framework_at_a_usual_lr_is_clean():
     report = report_of("healthy_callbacks_usual_lr.py")
     assert report["status"] == "clean"
     assert report["symptoms"] == report["set_aside"] == report["fixes"] == []
+
+
+def test_a_sigmoid_output_fitted_to_targets_outside_0_1_is_told_so_not_relu_or_residual():
+    report = report_of("sigmoid_output_house_prices.py")
+    assert report["status"] == "silent"
+    assert _symptoms(report) == ["output-range-excludes-targets"]
+    assert [f["id"] for f in report["fixes"]] == ["match-output-to-targets"]
+    assert (
+        "which lies in (0, 1), but its targets range over ["
+        in (report["symptoms"][0]["evidence"][0])
+    )
+    assert report["facts"]["learning.saturated_only_output"] is True
+
+
+def test_the_same_sigmoid_output_fitted_to_targets_scaled_into_0_1_is_clean():
+    report = report_of("healthy_sigmoid_output_scaled_prices.py")
+    assert report["status"] == "clean"
+    assert report["symptoms"] == report["set_aside"] == report["fixes"] == []
+    (loss,) = report["learning"]["losses"]
+    assert loss["output_activation"] == "sigmoid" and 0 <= loss["target_min"] < 1

@@ -34,6 +34,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "constant-inputs": ("dataloader", "normalization"),
     "gradients-clipped-to-zero": ("gradient-clipping", "optimizer"),
     "training-calls-out-of-order": ("optimizer", "autograd"),
+    "output-range-excludes-targets": ("loss", "normalization"),
 }
 
 
