@@ -454,6 +454,17 @@ class LossInput(_Model):
     )
 
 
+class OptimizerLoss(_Model):
+    """The loss of the backward before each of one optimizer's steps (sampled steps)."""
+
+    name: str = Field(description="What the script calls the optimizer (else its class).")
+    steps: int = 0
+    first: float | None = None
+    last: float | None = None
+    lowest: float | None = None
+    points: int = Field(0, description="Steps whose loss was read.")
+
+
 class ModuleNote(_Model):
     """A module the learning evidence is about."""
 
@@ -507,6 +518,10 @@ class Learning(_Model):
         "backward (zero_grad between backward and step, or a step before its backward): "
         "they move no weight.",
     )
+    order_optimizer: str | None = Field(
+        None,
+        description="What the script calls the optimizer whose steps found cleared gradients.",
+    )
     mode_checked: int = Field(0, description="Backward passes checked for the model's mode.")
     eval_mode: int = Field(
         0,
@@ -554,6 +569,11 @@ class Learning(_Model):
     loss_series: list[float] = Field(
         default_factory=list,
         description="The loss at backward passes, when the run took no optimizer step.",
+    )
+    optimizer_losses: list[OptimizerLoss] = Field(
+        default_factory=list,
+        description="With several optimizers (a GAN), each one's own loss: the loss of the "
+        "backward before its steps.",
     )
     activations: list[ActivationNote] = Field(
         default_factory=list, description="Activation modules seen on the sampled passes."

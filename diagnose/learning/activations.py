@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn.modules import module as module_hooks
 
-from diagnose.learning.modules import trainable
+from diagnose.learning.modules import qualified, trainable
 
 SATURATED = 5.0  # |x| beyond which tanh and sigmoid are flat (derivative < 2e-4 for tanh)
 _KINDS: tuple[tuple[type[nn.Module], str], ...] = (
@@ -148,7 +148,7 @@ class ActivationWatch:
         if key not in self._names:
             self._names[key] = next(
                 (
-                    f"{type(root).__name__}.{name}" if name else type(root).__name__
+                    qualified(root, name)
                     for root in roots
                     for name, m in root.named_modules()
                     if m is module

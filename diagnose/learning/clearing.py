@@ -89,12 +89,20 @@ class ClearingWatch:
         busiest = max(self._by_optimizer.values(), key=lambda i: i.steps)
         return busiest.checked, busiest.uncleared
 
-    def order_counts(self) -> tuple[int, int]:
-        """(checked, taken on cleared gradients) for the optimizer that stepped most."""
+    def order_counts(self) -> tuple[int, int, int | None]:
+        """(checked, taken on cleared gradients, the optimizer's id) for the optimizer whose
+        steps most often found cleared gradients: in a GAN one optimizer's loop can be out of
+        order alone."""
         if not self._by_optimizer:
-            return 0, 0
-        busiest = max(self._by_optimizer.values(), key=lambda i: i.steps)
-        return busiest.order_checked, busiest.stepped_cleared
+            return 0, 0, None
+        key, worst = max(
+            self._by_optimizer.items(),
+            key=lambda item: (
+                item[1].stepped_cleared / max(item[1].order_checked, 1),
+                item[1].steps,
+            ),
+        )
+        return worst.order_checked, worst.stepped_cleared, key
 
     def _interval(self, optimizer: Any) -> _Interval:
         return self._by_optimizer.setdefault(id(optimizer), _Interval())

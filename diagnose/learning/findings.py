@@ -155,13 +155,16 @@ def calls_out_of_order(learning: Learning, report: Report) -> Symptom | None:
         return None
     order = _call_order(report)
     moved = ""
-    if learning.weight_change is not None:
+    if learning.weight_change is not None and learning.optimizers == 1:
         moved = f"; the weights moved {num(learning.weight_change)} of their size"
+    name = learning.order_optimizer
+    whose = f"{name}'s" if learning.optimizers > 1 and name else "the"
+    steps = "steps" if whose != "the" else "optimizer steps"
     return Symptom(
         id="training-calls-out-of-order",
         confidence=0.95 if cleared == checked else 0.85,
         evidence=[
-            f"{cleared} of the {checked} optimizer steps checked ran after zero_grad() had "
+            f"{cleared} of {whose} {checked} {steps} checked ran after zero_grad() had "
             f"cleared the gradients of the last backward{order}: each step finds no gradient "
             f"to apply{moved}"
         ],

@@ -24,7 +24,8 @@ from diagnose.learning.activations import ActivationWatch
 from diagnose.learning.clearing import ClearingWatch
 from diagnose.learning.coverage import Coverage, WeightMotion, held_ids
 from diagnose.learning.losses import LossWatch
-from diagnose.learning.modules import ModuleWatch
+from diagnose.learning.modules import ModuleWatch, root_label
+from diagnose.learning.steplosses import StepLosses
 from diagnose.report import ActivationNote, GradNote, Learning
 
 _is_compiling = torch.compiler.is_compiling
@@ -55,6 +56,7 @@ class LearningWatch:
         self._coverage = Coverage()
         self._motion = WeightMotion()
         self._losses = LossWatch()
+        self._step_losses = StepLosses()
         self._activations = ActivationWatch()
         self._mode_checked = 0
         self._eval = 0
@@ -151,6 +153,7 @@ class LearningWatch:
             self._activations.disarm(list(self._modules.roots))
         loss = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors or ()), None)
         self._losses.before_backward(loss)
+        self._step_losses.before_backward(loss)
         self._clearing.before_backward(optimizers)
         self._check_mode(optimizers)
         if not self._constructed:
@@ -166,6 +169,7 @@ class LearningWatch:
         # torch hands the hook the step's own arguments, the optimizer first
         closure = len(args or ()) > 1 or (kwargs or {}).get("closure") is not None
         self._clearing.before_step(optimizer, closure=closure)
+        self._step_losses.before_step(optimizer)
         if self._steps < TRACKED_PASSES:
             self._coverage.check(list(self._optimizers), self._modules)
         if not self._motion.started:
@@ -192,7 +196,7 @@ class LearningWatch:
         if in_eval:
             self._eval += 1
             for root in in_eval:
-                name = type(root).__name__
+                name = root_label(root)
                 if name not in self._eval_modules:
                     self._eval_modules.append(name)
 
@@ -238,7 +242,7 @@ class LearningWatch:
         if not self._constructed and self._motion.started:
             self._motion.measure()
         checked, uncleared = self._clearing.counts()
-        order_checked, stepped_cleared = self._clearing.order_counts()
+        order_checked, stepped_cleared, out_of_order = self._clearing.order_counts()
         coverage = self._coverage
         scale = self._modules.input_scale
         return Learning(
@@ -249,6 +253,7 @@ class LearningWatch:
             uncleared=uncleared,
             order_checked=order_checked,
             stepped_cleared=stepped_cleared,
+            order_optimizer=self._step_losses.name_of(out_of_order) if stepped_cleared else None,
             mode_checked=self._mode_checked,
             eval_mode=self._eval,
             eval_modules=self._eval_modules[:20],
@@ -274,6 +279,7 @@ class LearningWatch:
             last_grad=_grad_note(self._activations.last_grad),
             layer_grads=[GradNote(module=m, norm=n) for m, n in self._activations.layer_grads],
             loss_series=[] if self._steps else list(self._series),
+            optimizer_losses=self._step_losses.losses(),
         )
 
 

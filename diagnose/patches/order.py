@@ -19,7 +19,7 @@ import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
-from diagnose.patches.source import NoPatch, Script, code_of
+from diagnose.patches.source import NoPatch, Script, code_of, dotted
 
 KINDS = ("backward", "zero_grad", "step")
 
@@ -47,7 +47,7 @@ def moves(order: list[str]) -> tuple[list[str], list[str]]:
 @patcher("fix-training-call-order")
 def fix_training_call_order(ctx: PatchContext) -> Patched:
     script = ctx.script
-    smalls = {kind: _the_call(ctx, kind) for kind in KINDS}
+    smalls = _the_calls(ctx)
     lines = {kind: script.statement_of(small) for kind, small in smalls.items()}
     edit = ctx.edit()
     if len({id(line) for line in lines.values()}) == 1:  # a; b; c on one line
@@ -99,18 +99,63 @@ def _in_order(script: Script, smalls: dict[str, cst.CSTNode]) -> str:
     return f"the calls already stand in a working order ({lines})"
 
 
-def _the_call(ctx: PatchContext, kind: str) -> cst.BaseSmallStatement:
-    """The simple statement that is the run's one ``kind`` call."""
+def _the_calls(ctx: PatchContext) -> dict[str, cst.BaseSmallStatement]:
+    """The simple statements of the run's backward, zero_grad and step: the one of each kind
+    that ran; with several optimizers (a GAN), the zero_grad and step of the one whose steps
+    found cleared gradients, and the backward nearest before its step (after, when none is)."""
+    learning = ctx.report.learning
+    several = learning is not None and learning.optimizers > 1
+    name = learning.order_optimizer if several else None  # type: ignore[union-attr]
+    if name is None:
+        return {kind: _the_call(ctx, kind) for kind in KINDS}
+    found = {kind: _the_call(ctx, kind, receiver=name) for kind in ("zero_grad", "step")}
     script = ctx.script
-    method = "backward" if kind == "backward" else kind
-    calls = [c for c in script.calls(method) if script.is_own_statement(c)]
-    ran = ctx.ran_at(kind)
-    if ran:
-        calls = [c for c in calls if script.line(c) in ran]
-    if len(calls) != 1:
-        where = f" on the lines that ran it ({', '.join(map(str, ran))})" if ran else ""
+    step_line = script.statement_of(found["step"])
+    block = script.parent(step_line)
+    siblings = list(block.body) if block is not None else []  # type: ignore[union-attr]
+    candidates = [
+        small
+        for call in _own_calls(ctx, "backward")
+        if (small := script.small_statement_of(call)) is not None
+        and script.statement_of(small) in siblings
+    ]
+    if not candidates:
         raise NoPatch(
-            f"{len(calls)} {method}() statements{where}: reorder the training loop's calls "
+            f"no backward() stands in the block of {name}.step(): reorder the training "
+            "loop's calls as the example shows"
+        )
+    at = siblings.index(step_line)
+
+    def distance(small: cst.BaseSmallStatement) -> tuple[int, int]:
+        index = siblings.index(script.statement_of(small))
+        return (0, at - index) if index <= at else (1, index - at)
+
+    found["backward"] = min(candidates, key=distance)
+    return {kind: found[kind] for kind in KINDS}
+
+
+def _own_calls(ctx: PatchContext, method: str, receiver: str | None = None) -> list[cst.Call]:
+    script = ctx.script
+    calls = [c for c in script.calls(method) if script.is_own_statement(c)]
+    if receiver is not None:
+        # the script's name for the optimizer, or an attribute of that name (self.opt_g)
+        calls = [c for c in calls if _receiver(c) in (receiver, f"self.{receiver}")]
+    ran = ctx.ran_at(method)
+    return [c for c in calls if script.line(c) in ran] if ran else calls
+
+
+def _receiver(call: cst.Call) -> str | None:
+    return dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+
+
+def _the_call(ctx: PatchContext, kind: str, receiver: str | None = None) -> cst.BaseSmallStatement:
+    """The simple statement that is the run's one ``kind`` call (on ``receiver`` when given)."""
+    script = ctx.script
+    calls = _own_calls(ctx, kind, receiver)
+    if len(calls) != 1:
+        what = f"{receiver}.{kind}()" if receiver else f"{kind}()"
+        raise NoPatch(
+            f"{len(calls)} {what} statements that ran: reorder the training loop's calls "
             "as the example shows"
         )
     small = script.small_statement_of(calls[0])

@@ -117,3 +117,37 @@ def test_the_same_sigmoid_output_fitted_to_targets_scaled_into_0_1_is_clean():
     assert report["symptoms"] == report["set_aside"] == report["fixes"] == []
     (loss,) = report["learning"]["losses"]
     assert loss["output_activation"] == "sigmoid" and 0 <= loss["target_min"] < 1
+
+
+def test_a_gan_whose_generator_alone_steps_on_cleared_gradients_names_it_and_its_lines():
+    report = report_of("gan_generator_cleared_before_step.py")
+    assert _symptoms(report) == ["training-calls-out-of-order"]
+    assert report["learning"]["order_optimizer"] == "opt_g"
+    assert report["symptoms"][0]["evidence"][0].startswith("20 of opt_g's 20 steps checked")
+    patch = report["fixes"][0]["patch"]
+    assert (
+        "+        opt_g.zero_grad()\n         g_loss.backward()\n-        opt_g.zero_grad()"
+        in patch
+    )
+    assert "opt_d" not in "".join(line for line in patch.splitlines() if line[:1] in "+-")
+    losses = {x["name"]: x for x in report["learning"]["optimizer_losses"]}
+    assert set(losses) == {"opt_d", "opt_g"}
+    assert losses["opt_d"]["last"] < losses["opt_d"]["first"]  # the discriminator learns
+    assert losses["opt_g"]["last"] > losses["opt_g"]["first"]  # against a generator that stays
+
+
+def test_modules_are_named_as_the_script_names_its_models():
+    gan = report_of("healthy_gan_points.py")
+    trainer = report_of("trainer_clears_before_step.py")
+    names = [a["name"] for a in trainer["learning"]["activations"]]
+    assert names == ["model.1"]
+    assert [n["name"] for n in trainer["learning"]["no_gradient"]] == ["model.0", "model.2"]
+    assert gan["learning"]["input_module"] in ("generator.0", "discriminator.0")
+    assert {a["name"] for a in gan["learning"]["activations"]} >= {"generator.1"}
+
+
+def test_a_gan_in_a_working_order_is_clean():
+    report = report_of("healthy_gan_points.py")
+    assert report["status"] == "clean", report["symptoms"]
+    assert report["symptoms"] == report["fixes"] == []
+    assert report["learning"]["stepped_cleared"] == 0
