@@ -57,6 +57,7 @@ OUTPUT_RANGE = {"sigmoid": (0.0, 1.0), "tanh": (-1.0, 1.0)}
 # multiplies each gradient by max_norm / norm, clip_grad_value_ clamps it into [-limit, limit]
 ZERO_CLIP = 1e-8
 DEAD = 0.7  # share of exact zeros out of a ReLU that calls it dying (DeepDiagnosis's bound)
+ALL_DEAD = 0.999  # a ReLU layer this much at zero is dead through and through
 SATURATED_SHARE = 0.5  # share of tanh/sigmoid inputs beyond +-5
 VANISHED = 1e-3  # first layer's gradient norm over the last layer's
 # The share of its size decoupled (or SGD's) weight decay takes off each weight per step, lr x
@@ -610,21 +611,38 @@ def _positive(value: object) -> float | None:
 
 
 def dying_relus(learning: Learning, report: Report) -> Symptom | None:
+    """ReLU layers mostly at exact zero while the loss does not fall; or a layer wholly dead
+    while the first layer's gradient is exactly 0, which needs no curve: a loss that fell back
+    after an early spike looks learned, but nothing before the dead layer can learn again."""
     dead = [a for a in learning.activations if a.kind == "relu" and a.share >= DEAD]
-    ratio = _stalled(learning, report)
-    if not dead or ratio is None:
+    if not dead:
         return None
     worst = max(dead, key=lambda a: a.share)
     names = ", ".join(f"{a.name} {a.share:.0%}" for a in dead[:4])
+    seen = (
+        f"share of exact zeros out of the ReLUs on the last check: {names} (a healthy ReLU "
+        "gives about half): a unit at 0 passes no gradient, so it never recovers"
+    )
+    ratio = _stalled(learning, report)
+    first = learning.first_grad
+    if ratio is None and worst.share >= ALL_DEAD and first is not None and first.norm == 0:
+        return Symptom(
+            id="dying-relus",
+            confidence=0.85,
+            evidence=[
+                f"{seen}; the first layer, {first.module}, got a gradient norm of exactly 0: "
+                f"every unit of {worst.name} is dead, so no layer before it learns, whatever "
+                "the loss did"
+            ],
+        )
+    if ratio is None:
+        return None
     return Symptom(
         id="dying-relus",
         confidence=_by_length(
             0.85 if worst.share >= 0.95 else 0.6, len(loss_curve(learning, report))
         ),
-        evidence=[
-            f"share of exact zeros out of the ReLUs on the last check: {names} (a healthy ReLU "
-            f"gives about half): a unit at 0 passes no gradient, so it never recovers; {ratio}"
-        ],
+        evidence=[f"{seen}; {ratio}"],
     )
 
 

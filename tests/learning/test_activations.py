@@ -163,3 +163,16 @@ def test_a_layer_called_at_every_time_step_is_listed_once():
     torch.manual_seed(2)
     learning = _train(Recurrent())
     assert [layer.module for layer in learning.layer_grads] == ["model.cell", "model.head"]
+
+
+def test_a_layer_dead_through_with_no_first_gradient_is_dying_even_after_a_loss_spike():
+    spike = [3.3, 170.0, 320.0, 180.0] + [40.0 - 0.1 * i for i in range(156)]  # falls back
+    dead = _with(ActivationNote(name="model.1", kind="relu", share=1.0), first=0.0)
+    [symptom] = detect_learning_symptoms(_report(dead, spike))
+    assert symptom.id == "dying-relus" and symptom.confidence >= 0.8
+    assert "first layer, Net.0, got a gradient norm of exactly 0" in symptom.evidence[0]
+    # the same curve with a gradient still reaching the first layer: the run learned
+    alive = _with(ActivationNote(name="model.1", kind="relu", share=1.0), first=0.3)
+    assert _ids(alive, spike) == []
+    mostly = _with(ActivationNote(name="model.1", kind="relu", share=0.9), first=0.0)
+    assert "dying-relus" not in _ids(mostly, spike)
