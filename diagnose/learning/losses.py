@@ -9,6 +9,7 @@ no wrapper around the loss functions, so the script's warnings keep their own li
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -28,6 +29,11 @@ _REGRESSION = {
 _LOGITS = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits"}
 _LINEAR = ("AddmmBackward0", "MmBackward0", "BmmBackward0", "UnsafeViewBackward0")
 _PLAIN_VIEWS = ("ViewBackward0", "ReshapeAliasBackward0", "CloneBackward0", "ToCopyBackward0")
+# a loss written by hand: (input - target) ** 2 or |input - target|, named after what it is
+_HAND = {
+    "PowBackward0": "hand-written squared error",
+    "AbsBackward0": "hand-written absolute error",
+}
 _SOFT = "LogSoftmaxBackward0"  # cross_entropy with class-probability targets: no nll node
 _PRODUCERS = {"SoftmaxBackward0": "softmax", "SigmoidBackward0": "sigmoid"}
 _BOUNDED = {"SigmoidBackward0": "sigmoid", "TanhBackward0": "tanh"}
@@ -80,6 +86,8 @@ class LossWatch:
             self._soft_targets(node)
         elif kind in _REGRESSION:
             self._regression_loss(_REGRESSION[kind], node)
+        elif kind in _HAND:
+            self._hand_written(_HAND[kind], node)
         elif kind in _LOGITS:
             entry = self._entry(_LOGITS[kind])
             entry.input_shape = _shape(node, "_saved_self")
@@ -119,6 +127,20 @@ class LossWatch:
         if _classes_from_features(log_softmax, shape):
             entry.misplaced_classes = True
 
+    def _hand_written(self, function: str, node: Any) -> None:
+        """``(pred - y) ** 2`` written out: the difference's shape against the prediction's
+        (the side that requires grad; the target does not) says whether the target was
+        broadcast against it, as ``(N, 1) - (N,)`` makes an ``(N, N)`` matrix."""
+        found = _difference(node)
+        if found is None:
+            return
+        output, prediction = found
+        entry = self._entry(function)
+        entry.input_shape = prediction
+        if output != prediction and math.prod(output) > math.prod(prediction):
+            entry.broadcast = True
+            entry.broadcast_shape = output
+
     def _regression_loss(self, function: str, node: Any) -> None:
         entry = self._entry(function)
         source = _input(node)
@@ -138,6 +160,31 @@ class LossWatch:
                 entry.broadcast_shape = expanded
                 return
         entry.input_shape = expanded
+
+
+def _is_hand_loss(node: Any) -> bool:
+    """A pow of 2 or an abs of a subtraction whose one side (the target) needs no grad."""
+    kind = type(node).__name__
+    if kind not in _HAND or (kind == "PowBackward0" and getattr(node, "_saved_exponent", 2) != 2):
+        return False
+    return _difference(node) is not None
+
+
+def _difference(node: Any) -> tuple[list[int], list[int]] | None:
+    """(the difference's shape, the prediction's shape) under a hand-written loss node."""
+    sub = _input(node)
+    if type(sub).__name__ != "SubBackward0":
+        return None
+    sides = [pair for pair in getattr(sub, "next_functions", ()) if pair[0] is not None]
+    if len(sides) != 1:  # both sides require grad, or neither: not a prediction and a target
+        return None
+    made_by, index = sides[0]
+    try:
+        output = list(sub._input_metadata[0].shape)
+        prediction = list(made_by._input_metadata[index].shape)
+    except (AttributeError, IndexError, RuntimeError):  # a torch without the metadata
+        return None
+    return output, prediction
 
 
 def _skip_views(node: Any) -> Any:
@@ -174,6 +221,9 @@ def _loss_nodes(root: Any) -> list[Any]:
         seen += 1
         kind = type(node).__name__
         if kind in _CLASS or kind in _REGRESSION or kind in _LOGITS or kind == _SOFT:
+            found.append(node)
+            continue
+        if kind in _HAND and _is_hand_loss(node):
             found.append(node)
             continue
         stack.extend(n for n, _ in getattr(node, "next_functions", ()))

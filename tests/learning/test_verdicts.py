@@ -151,3 +151,36 @@ def test_a_gan_in_a_working_order_is_clean():
     assert report["status"] == "clean", report["symptoms"]
     assert report["symptoms"] == report["fixes"] == []
     assert report["learning"]["stepped_cleared"] == 0
+
+
+def test_a_hand_written_loss_that_broadcasts_its_target_is_found_and_reshaped(tmp_path):
+    name = "hand_written_loss_broadcast.py"
+    report = report_of(name)
+    assert report["status"] == "silent"
+    assert _symptoms(report) == ["target-shape-broadcast"]
+    assert (
+        "hand-written squared error's input of shape (64, 1) was broadcast to (64, 64)"
+        in (report["symptoms"][0]["evidence"][0])
+    )
+    assert report["fixes"][0]["id"] == "fix-target-shape"
+    script = tmp_path / name
+    shutil.copy(SCRIPTS / name, script)
+    apply_with_backup(
+        Report.model_validate(report),
+        "fix-target-shape",
+        backup=False,
+        script_path=script,
+        report_dir=tmp_path,
+    )
+    assert "target.reshape_as(pred)" in script.read_text()
+    done = run_python([str(script)], cwd=tmp_path)
+    losses = [float(v) for v in LOSS.findall(done.stdout)]
+    assert done.returncode == 0 and losses[-1] < 0.1 * losses[0], done.stdout
+
+
+def test_the_same_hand_written_loss_with_matching_shapes_is_clean():
+    report = report_of("healthy_hand_written_loss.py")
+    assert report["status"] == "clean"
+    assert report["symptoms"] == report["fixes"] == []
+    (loss,) = report["learning"]["losses"]
+    assert loss["function"] == "hand-written squared error" and not loss["broadcast"]
