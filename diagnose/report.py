@@ -486,6 +486,9 @@ class ActivationNote(_Model):
         "sigmoid (their flat tails)."
     )
     checks: int = Field(1, description="Checked passes that saw it.")
+    first_share: float | None = Field(
+        None, description="The share on the first check (after the first steps): the init's."
+    )
 
 
 class GradNote(_Model):

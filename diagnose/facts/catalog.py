@@ -72,6 +72,8 @@ FACTS: dict[str, str] = {
     "learning.output_out_of_reach": "a regression loss's input came from a sigmoid/tanh whose "
     "range excludes its targets",
     "learning.saturated_only_output": "the only saturated tanh/sigmoid is that output activation",
+    "learning.saturated_from_start": "every saturated tanh/sigmoid was saturated at the first "
+    "check already (the init put it there)",
     "lr_scheduler": "name of the lr scheduler, when one was seen",
     "lr.varies": "the lr changed over the recorded steps (a scheduler or a hand-written one)",
     "lr.warmup": "the lr rose over the first steps (seen in the history), or the framework "

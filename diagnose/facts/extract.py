@@ -30,7 +30,11 @@ from diagnose.facts.heuristics import (
 )
 from diagnose.facts.mechanisms import mechanism_facts
 from diagnose.facts.schedule import schedule_facts
-from diagnose.learning.findings import out_of_reach, saturated_only_output
+from diagnose.learning.findings import (
+    out_of_reach,
+    saturated_from_start,
+    saturated_only_output,
+)
 from diagnose.report import Config, Report
 
 Facts = dict[str, Any]
@@ -726,4 +730,5 @@ def _learning_facts(report: Report, facts: Facts) -> None:
         facts["learning.trainable_elements"] = learning.optimized_elements
     facts["learning.output_out_of_reach"] = out_of_reach(learning) is not None
     facts["learning.saturated_only_output"] = saturated_only_output(learning)
+    facts["learning.saturated_from_start"] = saturated_from_start(learning)
     facts["learning.weight_change"] = learning.weight_change

@@ -49,6 +49,7 @@ class ActivationStat:
     kind: str
     share: float
     checks: int = 1
+    first_share: float | None = None  # the first check's share: what the init gave
 
 
 class ActivationWatch:
@@ -99,7 +100,7 @@ class ActivationWatch:
             name = self._name(module, roots)
             stat = self.stats.get(name)
             if stat is None:
-                self.stats[name] = ActivationStat(name, kind, share)
+                self.stats[name] = ActivationStat(name, kind, share, first_share=share)
             else:
                 stat.share, stat.checks = share, stat.checks + 1
 

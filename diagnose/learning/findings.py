@@ -425,18 +425,38 @@ def unnormalized(learning: Learning, report: Report) -> Symptom | None:
     if spread < 20:
         return None
     ratio = _loss_ratio(learning, report)
-    if ratio is None or ratio <= LEARNED_RATIO:
+    if ratio is None:
+        return None
+    # a loss that ends at the chance level learned nothing, however far it fell from the
+    # spike raw inputs give the first steps
+    at_chance = _ends_at_chance(learning, report)
+    if ratio <= LEARNED_RATIO and at_chance is None:
         return None  # the run learns from these inputs (polynomial features, say): let it be
-    base = 0.85 if ratio > 0.9 else 0.6
+    base = 0.85 if ratio > 0.9 or at_chance else 0.6
+    outcome = at_chance or f"the loss went only to {ratio:.0%} of where it started"
     return Symptom(
         id="unnormalized-inputs",
         confidence=_by_length(base, len(loss_curve(learning, report))),
         evidence=[
             f"the input of {learning.input_module} has mean {num(learning.input_mean)}, std "
             f"{num(learning.input_std)} and range [{num(learning.input_min)}, "
-            f"{num(learning.input_max)}] (raw values, e.g. 0-255 pixels); the loss went "
-            f"only to {ratio:.0%} of where it started"
+            f"{num(learning.input_max)}] (raw values, e.g. 0-255 pixels); {outcome}"
         ],
+    )
+
+
+def _ends_at_chance(learning: Learning, report: Report) -> str | None:
+    """In words, a classification loss whose last quarter averages at or above 0.9 x ln(C)."""
+    level = chance_level(learning)
+    curve = loss_curve(learning, report)
+    if level is None or len(curve) < MIN_CURVE:
+        return None
+    tail = curve[-max(5, len(curve) // 4) :]
+    end = sum(tail) / len(tail)
+    if end < 0.9 * level[1]:
+        return None
+    return (
+        f"the loss ended at {num(end)}, not below the chance level ln({level[0]}) = {num(level[1])}"
     )
 
 
@@ -653,13 +673,28 @@ def saturated(learning: Learning, report: Report) -> Symptom | None:
         return None
     names = ", ".join(f"{a.name} ({a.kind}) {a.share:.0%}" for a in flat[:4])
     base = 0.85 if max(a.share for a in flat) >= 0.75 else 0.65
+    evidence = [
+        f"share of inputs beyond +-5 on the last check: {names}: there tanh and sigmoid are "
+        f"flat (derivative below 0.01), so almost no gradient passes them; {ratio}"
+    ]
+    if saturated_from_start(learning):
+        first = ", ".join(f"{a.name} {a.first_share:.0%}" for a in flat[:4] if a.first_share)
+        evidence.append(
+            f"they were saturated from the first check ({first}): the initial weights put "
+            "them there, before any update could"
+        )
     return Symptom(
         id="saturated-activations",
         confidence=_by_length(base, len(loss_curve(learning, report))),
-        evidence=[
-            f"share of inputs beyond +-5 on the last check: {names}: there tanh and sigmoid are "
-            f"flat (derivative below 0.01), so almost no gradient passes them; {ratio}"
-        ],
+        evidence=evidence,
+    )
+
+
+def saturated_from_start(learning: Learning) -> bool:
+    """Every saturated tanh/sigmoid was already saturated at the first check: the init's doing."""
+    flat = [a for a in learning.activations if a.kind != "relu" and a.share >= SATURATED_SHARE]
+    return bool(flat) and all(
+        a.first_share is not None and a.first_share >= SATURATED_SHARE for a in flat
     )
 
 

@@ -272,7 +272,13 @@ class LearningWatch:
             input_constant=(not self._modules.input_varies) if scale else None,
             weight_change=self._motion.change,
             activations=[
-                ActivationNote(name=a.name, kind=a.kind, share=a.share, checks=a.checks)
+                ActivationNote(
+                    name=a.name,
+                    kind=a.kind,
+                    share=a.share,
+                    checks=a.checks,
+                    first_share=a.first_share,
+                )
                 for a in list(self._activations.stats.values())[:20]
             ],
             first_grad=_grad_note(self._activations.first_grad),

@@ -184,3 +184,34 @@ def test_the_same_hand_written_loss_with_matching_shapes_is_clean():
     assert report["symptoms"] == report["fixes"] == []
     (loss,) = report["learning"]["losses"]
     assert loss["function"] == "hand-written squared error" and not loss["broadcast"]
+
+
+def test_raw_pixels_whose_loss_fell_from_a_first_spike_to_chance_are_unnormalized_inputs():
+    report = report_of("dataset_raw_pixels_cnn.py")
+    assert report["status"] == "silent"
+    assert _symptoms(report) == ["unnormalized-inputs"]
+    assert report["fixes"][0]["id"] == "normalize-inputs"
+    evidence = report["symptoms"][0]["evidence"][0]
+    assert "range [0, 255]" in evidence and "not below the chance level ln(2)" in evidence
+
+
+def test_the_same_pixels_scaled_into_0_1_are_clean():
+    report = report_of("healthy_dataset_scaled_pixels_cnn.py")
+    assert report["status"] == "clean"
+    assert report["symptoms"] == report["fixes"] == []
+
+
+def test_tanh_units_saturated_by_the_init_are_found_and_the_init_is_named():
+    report = report_of("tanh_saturated_by_init.py")
+    assert report["status"] == "silent"
+    assert _symptoms(report) == ["saturated-activations"]
+    assert "saturated from the first check" in report["symptoms"][0]["evidence"][1]
+    assert report["facts"]["learning.saturated_from_start"] is True
+    fixes = {f["id"]: f for f in report["fixes"]}
+    assert "saturated-by-initialization" in fixes["fix-initialization"]["rules"]
+
+
+def test_the_same_tanh_net_at_a_small_init_is_clean():
+    report = report_of("healthy_tanh_small_init.py")
+    assert report["status"] == "clean"
+    assert report["symptoms"] == report["fixes"] == []
