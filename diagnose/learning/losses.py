@@ -28,6 +28,16 @@ _REGRESSION = {
 }
 _LOGITS = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits"}
 _LINEAR = ("AddmmBackward0", "MmBackward0", "BmmBackward0", "UnsafeViewBackward0")
+# ops between a linear layer and the loss that keep each element where it is: a bias, dropout,
+# a temperature or a scale
+_ELEMENTWISE = (
+    "AddBackward0",
+    "NativeDropoutBackward0",
+    "MulBackward0",
+    "DivBackward0",
+    "MulBackward1",
+    "DivBackward1",
+)
 _PLAIN_VIEWS = ("ViewBackward0", "ReshapeAliasBackward0", "CloneBackward0", "ToCopyBackward0")
 # a loss written by hand: (input - target) ** 2 or |input - target|, named after what it is
 _HAND = {
@@ -198,14 +208,14 @@ def _skip_views(node: Any) -> Any:
 def _classes_from_features(log_softmax: Any, shape: list[int]) -> bool:
     """log_softmax over dim 1 of an (N, T, C) input whose last dim a linear layer made:
     the time (or sequence) axis is taken as the classes."""
-    if len(shape) < 3 or getattr(log_softmax, "_saved_dim", None) != 1 or shape[1] == shape[-1]:
+    if len(shape) < 3 or getattr(log_softmax, "_saved_dim", None) != 1:
         return False
     node = _input(log_softmax)
-    for _ in range(4):
+    for _ in range(8):
         kind = type(node).__name__ if node is not None else ""
         if kind in _LINEAR:
             return True
-        if kind not in _PLAIN_VIEWS and kind not in ("AddBackward0",):
+        if kind not in _PLAIN_VIEWS and kind not in _ELEMENTWISE:
             return False
         node = _input(node)
     return False

@@ -215,3 +215,18 @@ def test_the_same_tanh_net_at_a_small_init_is_clean():
     report = report_of("healthy_tanh_small_init.py")
     assert report["status"] == "clean"
     assert report["symptoms"] == report["fixes"] == []
+
+
+def test_logits_with_the_tags_on_the_last_axis_are_the_class_axis_not_misaligned_labels():
+    report = report_of("tagger_classes_on_time_axis.py")
+    assert report["status"] == "silent"
+    assert _symptoms(report) == ["class-axis-misplaced"]
+    assert [f["id"] for f in report["fixes"]][:1] == ["fix-loss-dimension"]
+    assert "fix-label-alignment" not in [f["id"] for f in report["fixes"]]
+    assert "model(xb).movedim(-1, 1)" in report["fixes"][0]["patch"]
+
+
+def test_the_same_tagger_with_its_logits_turned_is_clean():
+    report = report_of("healthy_tagger_tags_on_dim_1.py")
+    assert report["status"] == "clean"
+    assert report["symptoms"] == report["fixes"] == []
