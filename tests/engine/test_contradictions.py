@@ -98,3 +98,12 @@ def test_relu_or_residual_is_ruled_out_when_the_only_saturated_unit_is_an_unreac
     assert rule_confidence(rule, facts) is None
     hidden_too = {**facts, "learning.saturated_only_output": False}
     assert rule_confidence(rule, hidden_too) == 0.85
+
+
+def test_the_text_report_names_a_set_aside_symptom_with_why_and_offers_it_no_fix():
+    from diagnose.render.text import render_text
+
+    text = render_text(analyze(_chance_run(1.6e-6)))
+    assert "Ruled out by the run's own facts" in text
+    assert "loss-at-chance: the most lr the run used, 1.6e-6, is hundreds of times" in text
+    assert "fix-label-alignment" not in text
