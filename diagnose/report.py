@@ -558,6 +558,28 @@ class LossInput(_Model):
         "its last dim (the features it outputs) with no permute between.",
     )
     location: Location | None = Field(None, description="The user's line that called the loss.")
+    output_activation: str | None = Field(
+        None,
+        description='A regression loss\'s input made by a bounded activation: "sigmoid" (0, 1) '
+        'or "tanh" (-1, 1).',
+    )
+    target_min: float | None = Field(
+        None, description="A regression loss's smallest target over the looked-at calls."
+    )
+    target_max: float | None = Field(
+        None, description="A regression loss's largest target over the looked-at calls."
+    )
+
+
+class OptimizerLoss(_Model):
+    """The loss of the backward before each of one optimizer's steps (sampled steps)."""
+
+    name: str = Field(description="What the script calls the optimizer (else its class).")
+    steps: int = 0
+    first: float | None = None
+    last: float | None = None
+    lowest: float | None = None
+    points: int = Field(0, description="Steps whose loss was read.")
 
 
 class ModuleNote(_Model):
@@ -581,6 +603,9 @@ class ActivationNote(_Model):
         "sigmoid (their flat tails)."
     )
     checks: int = Field(1, description="Checked passes that saw it.")
+    first_share: float | None = Field(
+        None, description="The share on the first check (after the first steps): the init's."
+    )
 
 
 class GradNote(_Model):
@@ -603,6 +628,19 @@ class Learning(_Model):
     clear_checked: int = Field(0, description="Optimizer steps checked for cleared gradients.")
     uncleared: int = Field(
         0, description="Checked steps taken on gradients not cleared since the step before."
+    )
+    order_checked: int = Field(
+        0, description="Optimizer steps checked for the order of backward, zero_grad and step."
+    )
+    stepped_cleared: int = Field(
+        0,
+        description="Checked steps taken on gradients zero_grad had cleared after the last "
+        "backward (zero_grad between backward and step, or a step before its backward): "
+        "they move no weight.",
+    )
+    order_optimizer: str | None = Field(
+        None,
+        description="What the script calls the optimizer whose steps found cleared gradients.",
     )
     mode_checked: int = Field(0, description="Backward passes checked for the model's mode.")
     eval_mode: int = Field(
@@ -652,6 +690,11 @@ class Learning(_Model):
         default_factory=list,
         description="The loss at backward passes, when the run took no optimizer step.",
     )
+    optimizer_losses: list[OptimizerLoss] = Field(
+        default_factory=list,
+        description="With several optimizers (a GAN), each one's own loss: the loss of the "
+        "backward before its steps.",
+    )
     activations: list[ActivationNote] = Field(
         default_factory=list, description="Activation modules seen on the sampled passes."
     )
@@ -677,6 +720,12 @@ class Report(_Model):
     history: list[StepRecord] = Field(default_factory=list)
     config: Config = Field(default_factory=Config)
     symptoms: list[Symptom] = Field(default_factory=list)
+    set_aside: list[Symptom] = Field(
+        default_factory=list,
+        description="Symptoms a detector found but the report's own facts rule out (every rule "
+        "reading them is contradicted): no fix is offered for them; the last evidence lines "
+        "say why.",
+    )
     fixes: list[Fix] = Field(default_factory=list)
     matches: list[MatchRef] = Field(default_factory=list)
     facts: dict[str, Any] = Field(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from diagnose.engine.cases import CaseFailure, run_cases
 from diagnose.engine.conditions import OPERATORS, evaluate
+from diagnose.engine.contradictions import set_aside
 from diagnose.engine.loader import FixInfo, LoadProblem, Rule, load_fixes, load_rules, rule_schema
 from diagnose.engine.ranking import combine, rank, rule_confidence
 from diagnose.facts import detect_symptoms, extract_facts
@@ -54,6 +55,7 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
     rules, problems = load_rules(*extra)
     catalogue, _ = load_fixes(*extra)
     warnings += [f"rules: {problem}" for problem in problems]
+    symptoms, aside = set_aside(rules, facts, symptoms)
     timeouts: list[str] = []
     # A run that saw nothing wrong before it ended (or was stopped) has nothing to fix.
     # A finite run's symptoms are about not learning: ranked, and the run broken when sure.
@@ -70,6 +72,7 @@ def analyze(report: Report, extra_rules: Iterable[str | Path] = ()) -> Report:
             "status": status,
             "facts": facts,
             "symptoms": symptoms,
+            "set_aside": aside,
             "fixes": fixes,
             "warnings": [*report.warnings, *warnings],
         }

@@ -47,6 +47,9 @@ why: the text users read
 conditions:                     # optional; all / any / not of {fact, operator, value}
   all:
     - {fact: event.op_family, operator: eq, value: log}
+contradicted_by:                # optional; facts that rule the story out, and why
+  - when: {fact: op_input.min, operator: gt, value: 0}
+    why: every input of the log was above 0 ({op_input.min} at the least)
 fixes:
   - {id: stabilize-log, weight: 1.0}
 references: [https://...]       # optional
@@ -106,6 +109,8 @@ def _rule(rule: Rule, fixes: dict[str, FixInfo]) -> list[str]:
     ]
     if rule.conditions:
         lines += ["", *describe(rule.conditions)]
+    for when, why in rule.contradicted_by:
+        lines += ["", f"**Ruled out** ({why}) when:", "", *describe(when)]
     example = rule.match_cases[0] if rule.match_cases else {}
     lines += [
         "",

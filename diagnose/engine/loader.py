@@ -62,6 +62,8 @@ class Rule:
     why: str
     fixes: tuple[tuple[str, float], ...]
     conditions: Node | None = None
+    # (when, why): facts under which the symptom's story is ruled out, and why in words
+    contradicted_by: tuple[tuple[Node, str], ...] = ()
     min_confidence: float = 0.0
     references: tuple[str, ...] = ()
     match_cases: tuple[dict[str, Any], ...] = ()
@@ -261,6 +263,8 @@ def load_rule_file(
                 f"{', '.join(sorted(fixes))})",
             )
     _check_conditions(data.get("conditions"), root)
+    for i, entry in enumerate(data.get("contradicted_by", [])):
+        _check_conditions(entry["when"], root, ["contradicted_by", i, "when"])
     for kind in ("match", "no_match"):
         for i, case in enumerate(data["tests"][kind]):
             for name in case:
@@ -282,6 +286,9 @@ def load_rule_file(
         why=data["why"].strip(),
         fixes=tuple((f["id"], float(f["weight"])) for f in data["fixes"]),
         conditions=data.get("conditions"),
+        contradicted_by=tuple(
+            (entry["when"], entry["why"].strip()) for entry in data.get("contradicted_by", [])
+        ),
         min_confidence=float(data.get("min_confidence", 0.0)),
         references=tuple(data.get("references", [])),
         match_cases=tuple(data["tests"]["match"]),
@@ -296,7 +303,9 @@ def load_rule_file(
     )
 
 
-def _check_conditions(node: Node | None, root: yaml.Node | None) -> None:
+def _check_conditions(
+    node: Node | None, root: yaml.Node | None, at: list[Any] | None = None
+) -> None:
     def visit(node: Node, path: list[Any]) -> None:
         for key in ("all", "any"):
             if key in node:
@@ -320,7 +329,7 @@ def _check_conditions(node: Node | None, root: yaml.Node | None) -> None:
                 ) from None
 
     if node is not None:
-        visit(node, ["conditions"])
+        visit(node, at or ["conditions"])
     assert all("fact" in leaf for leaf in walk_tests(node))
 
 

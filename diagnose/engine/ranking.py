@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose.engine.conditions import evaluate
+from diagnose.engine.contradictions import contradiction
 from diagnose.engine.loader import FixInfo, Rule
 from diagnose.report import Fix, Symptom
 
@@ -37,6 +38,8 @@ def rule_confidence(
     if confidence <= 0 or confidence < rule.min_confidence:
         return None
     if not evaluate(rule.conditions, facts, timeouts):
+        return None
+    if contradiction(rule, facts, timeouts) is not None:
         return None
     return float(min(confidence, 1.0))
 

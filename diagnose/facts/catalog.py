@@ -78,6 +78,16 @@ FACTS: dict[str, str] = {
     "lr.typical": "usual lr for that optimizer (rules/_heuristics.yaml: defaults and heuristics)",
     "lr.typical_source": "where lr.typical comes from (a torch default, or a labelled heuristic)",
     "lr_vs_typical": "lr / lr.typical",
+    "lr.run_max": "the most lr the run used (the history's largest, else lr)",
+    "lr.run_max_vs_typical": "lr.run_max / lr.typical",
+    "learning.trainable_elements": "elements the optimizers hold that require grad (on the "
+    "checked steps)",
+    "learning.weight_change": "relative change of the sampled weights over the run",
+    "learning.output_out_of_reach": "a regression loss's input came from a sigmoid/tanh whose "
+    "range excludes its targets",
+    "learning.saturated_only_output": "the only saturated tanh/sigmoid is that output activation",
+    "learning.saturated_from_start": "every saturated tanh/sigmoid was saturated at the first "
+    "check already (the init put it there)",
     "lr_scheduler": "name of the lr scheduler, when one was seen",
     "lr.varies": "the lr changed over the recorded steps (a scheduler or a hand-written one)",
     "lr.warmup": "the lr rose over the first steps (seen in the history), or the framework "
@@ -107,13 +117,17 @@ FACTS: dict[str, str] = {
     "loss.first": "first finite loss of the trend window (the last few steps)",
     "loss.last": "last finite loss before the event",
     "loss.max_abs": "largest finite |loss| of the run",
-    "run.loss_start": "smallest |loss| of the run's first 3 steps (runs of 6 steps or more)",
-    "run.loss_end": "median |loss| of the run's last 3 steps",
-    "run.loss_growth": "run.loss_end / run.loss_start: growth of the loss over the whole run",
+    "run.loss_start": "smallest loss of the run's first 3 steps (runs of 6 steps or more)",
+    "run.loss_end": "median loss of the run's last 3 steps",
+    "run.loss_growth": "1 + (run.loss_end - run.loss_start) / |run.loss_start|: growth of the "
+    "signed loss over the whole run (run.loss_end / run.loss_start for a positive start; below "
+    "1 for a loss that fell, into the negatives too)",
     "loss.fp16_ratio": "loss.max_abs / 65504 when the run computes in fp16",
-    "loss_trend": "growth factor of |loss| over the trend window (last / first)",
+    "loss_trend": "growth of the signed loss over the trend window (last / first for a "
+    "positive first; 1 + (last - first) / |first| in general)",
     "loss.rising_steps": "steps in a row, up to the event, where the loss rose by 10% or more",
-    "loss.last_jump": "|last loss| / |the loss before it|: one step's growth",
+    "loss.last_jump": "one step's growth of the signed loss (last / the loss before it for a "
+    "positive one)",
     "loss.points": "finite losses in the trend window",
     "grad_norm.first": "first finite gradient norm of the trend window",
     "grad_norm.last": "last finite gradient norm before the event",

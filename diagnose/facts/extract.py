@@ -31,6 +31,11 @@ from diagnose.facts.heuristics import (
 )
 from diagnose.facts.mechanisms import mechanism_facts
 from diagnose.facts.schedule import schedule_facts
+from diagnose.learning.findings import (
+    out_of_reach,
+    saturated_from_start,
+    saturated_only_output,
+)
 from diagnose.report import Config, Report
 
 Facts = dict[str, Any]
@@ -87,6 +92,7 @@ def extract_facts(report: Report) -> tuple[Facts, list[str]]:
         _activation_facts,
         _weight_facts,
         _target_facts,
+        _learning_facts,
         mechanism_facts,
         crash_facts,
     ]
@@ -461,20 +467,30 @@ def _window(values: list[float | None]) -> list[float]:
     return finite[-int(threshold("trend_window", 6)) :]
 
 
+def signed_growth(first: float, last: float) -> float | None:
+    """How many times ``first`` the value rose to, judged on the signed values: last / first
+    for a positive start, and 1 + (last - first) / |first| in general, so a loss that falls
+    below zero and on (a linear objective, a negative log-likelihood, a Wasserstein critic, an
+    ELBO term) shrinks, never grows, however large its magnitude gets."""
+    if first == 0.0:
+        return None
+    return 1.0 + (last - first) / abs(first)
+
+
 def _growth(values: list[float]) -> float | None:
     if len(values) < 2:
         return None
-    first, last = abs(values[0]), abs(values[-1])
-    return None if first == 0.0 else last / first
+    return signed_growth(values[0], values[-1])
 
 
 def _rising_steps(values: list[float]) -> int:
-    """Steps in a row, up to the last, where |value| grew by rise_factor or more (noise-sized
-    wiggles do not count as a trend)."""
+    """Steps in a row, up to the last, where the value rose by rise_factor - 1 of its size or
+    more (noise-sized wiggles do not count as a trend; a value falling below zero does not
+    rise)."""
     factor = threshold("rise_factor", 1.1)
     count = 0
     for before, after in zip(reversed(values[:-1]), reversed(values[1:]), strict=True):
-        if abs(after) >= abs(before) * factor and after != before:
+        if after > before and after - before >= (factor - 1.0) * abs(before):
             count += 1
         else:
             break
@@ -523,11 +539,13 @@ def _loss_history(history: list[Any], facts: Facts) -> None:
     ]
     if all_losses or extremes:
         facts["loss.max_abs"] = max(all_losses + extremes)
-    if len(all_losses) >= 6:  # the whole run: a divergence that never turned non-finite
-        start, end = min(all_losses[:3]), statistics.median(all_losses[-3:])
-        if start > 0:
+    signed = [v for v in (num(r.loss) for r in history) if v is not None]
+    if len(signed) >= 6:  # the whole run: a divergence that never turned non-finite
+        start, end = min(signed[:3]), statistics.median(signed[-3:])
+        growth = signed_growth(start, end)
+        if growth is not None:
             facts["run.loss_start"], facts["run.loss_end"] = start, end
-            facts["run.loss_growth"] = end / start
+            facts["run.loss_growth"] = growth
 
 
 def _grad_history(history: list[Any], facts: Facts) -> None:
@@ -717,3 +735,29 @@ def _target_facts(report: Report, facts: Facts) -> None:
     if amin is not None and amax is not None:
         # Without signs, every |target| equal to |ignore_index| is the best evidence there is.
         facts["targets.all_ignored"] = amin == amax == abs(ignore)
+
+
+# --- what the learning watch saw ----------------------------------------------------------
+
+
+def _learning_facts(report: Report, facts: Facts) -> None:
+    """The learning evidence the verdicts on a finite run rest on, and the facts that rule a
+    verdict out: the most lr the run used, whether anything the optimizers hold can learn, what
+    the output of a regression loss can reach against its targets."""
+    lrs = [v for v in (num(row.lr) for row in report.history) if v is not None]
+    lr = facts.get("lr")
+    most = max(lrs) if lrs else lr
+    if isinstance(most, int | float):
+        facts["lr.run_max"] = most
+        typical = facts.get("lr.typical")
+        if isinstance(typical, int | float) and typical > 0:
+            facts["lr.run_max_vs_typical"] = most / typical
+    learning = report.learning
+    if learning is None:
+        return
+    if learning.grads_checked:
+        facts["learning.trainable_elements"] = learning.optimized_elements
+    facts["learning.output_out_of_reach"] = out_of_reach(learning) is not None
+    facts["learning.saturated_only_output"] = saturated_only_output(learning)
+    facts["learning.saturated_from_start"] = saturated_from_start(learning)
+    facts["learning.weight_change"] = learning.weight_change

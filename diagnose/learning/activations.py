@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn.modules import module as module_hooks
 
-from diagnose.learning.modules import trainable
+from diagnose.learning.modules import qualified, trainable
 
 SATURATED = 5.0  # |x| beyond which tanh and sigmoid are flat (derivative < 2e-4 for tanh)
 _KINDS: tuple[tuple[type[nn.Module], str], ...] = (
@@ -49,6 +49,7 @@ class ActivationStat:
     kind: str
     share: float
     checks: int = 1
+    first_share: float | None = None  # the first check's share: what the init gave
 
 
 class ActivationWatch:
@@ -102,7 +103,7 @@ class ActivationWatch:
             name = self._name(module, roots)
             stat = self.stats.get(name)
             if stat is None:
-                self.stats[name] = ActivationStat(name, kind, share)
+                self.stats[name] = ActivationStat(name, kind, share, first_share=share)
             else:
                 stat.share, stat.checks = share, stat.checks + 1
 
@@ -151,7 +152,7 @@ class ActivationWatch:
         if key not in self._names:
             self._names[key] = next(
                 (
-                    f"{type(root).__name__}.{name}" if name else type(root).__name__
+                    qualified(root, name)
                     for root in roots
                     for name, m in root.named_modules()
                     if m is module

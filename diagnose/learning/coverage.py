@@ -16,7 +16,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from diagnose.learning.modules import ModuleWatch, container_of, name_in, trainable
+from diagnose.learning.modules import (
+    ModuleWatch,
+    container_of,
+    name_in,
+    qualified,
+    root_label,
+    trainable,
+)
 from diagnose.report import ModuleNote
 
 _SAMPLE_TENSORS = 8
@@ -164,11 +171,11 @@ def _note(root: nn.Module, module: nn.Module, params: list[Any] | None = None) -
     params = trainable(module) if params is None else params
     name = name_in(root, module)
     if module is not root and not any(m is module for m in root.modules()):
-        name = f"{type(module).__name__} called by {type(root).__name__}"
+        name = f"{type(module).__name__} called by {root_label(root)}"
     elif module is root:
-        name = type(root).__name__
+        name = root_label(root)
     else:
-        name = f"{type(root).__name__}.{name}"
+        name = qualified(root, name)
     return ModuleNote(
         name=name, type=type(module).__name__, parameters=sum(p.numel() for p in params)
     )

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 
 from diagnose.formatting import num
-from diagnose.report import Learning, ModuleNote, Report, ScriptInfo, Symptom
+from diagnose.report import Learning, LossInput, ModuleNote, Report, ScriptInfo, Symptom
 from diagnose.trainconfig import ParamGroup
 
 BROKEN = 0.8  # a finding at least this confident calls the run broken
@@ -26,6 +26,7 @@ LEARNED_RATIO = 0.5
 # a loss above this many times the chance level is not "at chance": a uniform guess would do
 # better, so the model learned something, wrongly (a diverging lr), rather than nothing
 ABOVE_CHANCE = 2.0
+FAR_BELOW = 300  # an lr this many times below the optimizer's usual one is far too low
 
 TITLES = {
     "gradients-never-cleared": "Gradients are never cleared between optimizer steps",
@@ -47,11 +48,16 @@ TITLES = {
     "weight-decay-too-strong": "Weight decay erases the weights faster than they learn",
     "constant-inputs": "Every input the model is given is the same number",
     "gradients-clipped-to-zero": "Gradient clipping with a limit of 0 erases every gradient",
+    "training-calls-out-of-order": "The optimizer steps on gradients zero_grad has just cleared",
+    "output-range-excludes-targets": "The output activation cannot reach the targets",
 }
+# the open range each bounded output activation's values lie in
+OUTPUT_RANGE = {"sigmoid": (0.0, 1.0), "tanh": (-1.0, 1.0)}
 # a clipping limit at or below this scales every gradient to (almost) nothing: clip_grad_norm_
 # multiplies each gradient by max_norm / norm, clip_grad_value_ clamps it into [-limit, limit]
 ZERO_CLIP = 1e-8
 DEAD = 0.7  # share of exact zeros out of a ReLU that calls it dying (DeepDiagnosis's bound)
+ALL_DEAD = 0.999  # a ReLU layer this much at zero is dead through and through
 SATURATED_SHARE = 0.5  # share of tanh/sigmoid inputs beyond +-5
 VANISHED = 1e-3  # first layer's gradient norm over the last layer's
 # The share of its size decoupled (or SGD's) weight decay takes off each weight per step, lr x
@@ -141,6 +147,49 @@ def without_step(learning: Learning, report: Report) -> Symptom | None:
     )
 
 
+def calls_out_of_order(learning: Learning, report: Report) -> Symptom | None:
+    """Steps taken after zero_grad cleared the last backward's gradients (``backward();
+    zero_grad(); step()``, or a step before its backward): each step finds no gradient, so no
+    weight moves, and every parameter looks cut off from the loss."""
+    checked, cleared = learning.order_checked, learning.stepped_cleared
+    if checked < 2 or cleared < max(2, 0.8 * checked):
+        return None
+    order = _call_order(report)
+    moved = ""
+    if learning.weight_change is not None and learning.optimizers == 1:
+        moved = f"; the weights moved {num(learning.weight_change)} of their size"
+    name = learning.order_optimizer
+    whose = f"{name}'s" if learning.optimizers > 1 and name else "the"
+    steps = "steps" if whose != "the" else "optimizer steps"
+    return Symptom(
+        id="training-calls-out-of-order",
+        confidence=0.95 if cleared == checked else 0.85,
+        evidence=[
+            f"{cleared} of {whose} {checked} {steps} checked ran after zero_grad() had "
+            f"cleared the gradients of the last backward{order}: each step finds no gradient "
+            f"to apply{moved}"
+        ],
+    )
+
+
+def _call_order(report: Report) -> str:
+    """The user's lines of backward, zero_grad and step in the order they stand in their
+    function, when all three stand in one (``" (line 27 backward, line 28 zero_grad, ...)"``)."""
+    calls = report.config.training_calls
+    if calls is None:
+        return ""
+    sites = [(kind, getattr(calls, kind, None) or []) for kind in ("backward", "zero_grad", "step")]
+    if any(len(found) != 1 for _, found in sites):
+        return ""
+    places = [(found[0].line, kind, found[0].function) for kind, found in sites]
+    if len({function for *_, function in places}) != 1:
+        return ""
+    if len({line for line, *_ in places}) == 1:
+        return f" (in {places[0][2]}: all three on line {places[0][0]})"
+    listed = ", ".join(f"line {line} {kind}()" for line, kind, _ in sorted(places))
+    return f" (in {places[0][2]}: {listed})"
+
+
 def clipped_to_zero(learning: Learning, report: Report) -> Symptom | None:
     """A clip with a limit of 0 on most steps: every gradient it clips becomes 0, so no
     update moves a weight (a ``--clip 0`` meant as "off" in a script that clips always)."""
@@ -203,6 +252,8 @@ def unregistered(learning: Learning, report: Report) -> Symptom | None:
 
 
 def graph_cut(learning: Learning, report: Report) -> Symptom | None:
+    if calls_out_of_order(learning, report) is not None:
+        return None  # zero_grad emptied every gradient before the step: not a cut graph
     if learning.no_grad_modules:
         return Symptom(
             id="gradient-flow-cut",
@@ -264,6 +315,52 @@ def target_broadcast(learning: Learning, report: Report) -> Symptom | None:
                 ],
             )
     return None
+
+
+def out_of_reach(learning: Learning) -> tuple[LossInput, float, float] | None:
+    """The regression loss whose input a bounded activation made (sigmoid, tanh) while its
+    targets lie outside that activation's range (beyond 5% of its width), with the range."""
+    for loss in learning.losses:
+        bounds = OUTPUT_RANGE.get(loss.output_activation or "")
+        if bounds is None or loss.target_min is None or loss.target_max is None:
+            continue
+        low, high = bounds
+        slack = 0.05 * (high - low)
+        if loss.target_max > high + slack or loss.target_min < low - slack:
+            return loss, low, high
+    return None
+
+
+def saturated_only_output(learning: Learning) -> bool:
+    """The only saturated tanh/sigmoid is the model's output: the one module of the kind that
+    made a regression loss's input."""
+    found = out_of_reach(learning)
+    if found is None:
+        return False
+    kind = found[0].output_activation
+    flat = [a for a in learning.activations if a.kind != "relu" and a.share >= SATURATED_SHARE]
+    alike = [a for a in learning.activations if a.kind == kind]
+    return len(flat) == 1 and flat[0].kind == kind and len(alike) == 1
+
+
+def output_out_of_reach(learning: Learning, report: Report) -> Symptom | None:
+    """A sigmoid or tanh output fitted to targets outside its range: the loss can fall only to
+    where the output sits at the range's edge, and the activation saturates there."""
+    found = out_of_reach(learning)
+    if found is None:
+        return None
+    loss, low, high = found
+    outside = loss.target_min >= high or loss.target_max <= low  # type: ignore[operator]
+    return Symptom(
+        id="output-range-excludes-targets",
+        confidence=0.9 if outside else 0.75,
+        evidence=[
+            f"{loss.function} was given the output of {loss.output_activation}, which lies in "
+            f"({num(low)}, {num(high)}), but its targets range over [{num(loss.target_min)}, "
+            f"{num(loss.target_max)}]{_at(loss.location)}: no weight brings the output to "
+            f"them, so the {loss.output_activation} is driven into its flat tail"
+        ],
+    )
 
 
 def misplaced_classes(learning: Learning, report: Report) -> Symptom | None:
@@ -328,18 +425,38 @@ def unnormalized(learning: Learning, report: Report) -> Symptom | None:
     if spread < 20:
         return None
     ratio = _loss_ratio(learning, report)
-    if ratio is None or ratio <= LEARNED_RATIO:
+    if ratio is None:
+        return None
+    # a loss that ends at the chance level learned nothing, however far it fell from the
+    # spike raw inputs give the first steps
+    at_chance = _ends_at_chance(learning, report)
+    if ratio <= LEARNED_RATIO and at_chance is None:
         return None  # the run learns from these inputs (polynomial features, say): let it be
-    base = 0.85 if ratio > 0.9 else 0.6
+    base = 0.85 if ratio > 0.9 or at_chance else 0.6
+    outcome = at_chance or f"the loss went only to {ratio:.0%} of where it started"
     return Symptom(
         id="unnormalized-inputs",
         confidence=_by_length(base, len(loss_curve(learning, report))),
         evidence=[
             f"the input of {learning.input_module} has mean {num(learning.input_mean)}, std "
             f"{num(learning.input_std)} and range [{num(learning.input_min)}, "
-            f"{num(learning.input_max)}] (raw values, e.g. 0-255 pixels); the loss went "
-            f"only to {ratio:.0%} of where it started"
+            f"{num(learning.input_max)}] (raw values, e.g. 0-255 pixels); {outcome}"
         ],
+    )
+
+
+def _ends_at_chance(learning: Learning, report: Report) -> str | None:
+    """In words, a classification loss whose last quarter averages at or above 0.9 x ln(C)."""
+    level = chance_level(learning)
+    curve = loss_curve(learning, report)
+    if level is None or len(curve) < MIN_CURVE:
+        return None
+    tail = curve[-max(5, len(curve) // 4) :]
+    end = sum(tail) / len(tail)
+    if end < 0.9 * level[1]:
+        return None
+    return (
+        f"the loss ended at {num(end)}, not below the chance level ln({level[0]}) = {num(level[1])}"
     )
 
 
@@ -404,9 +521,12 @@ def at_chance(learning: Learning, report: Report) -> Symptom | None:
 
 
 def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
+    """Updates too small to learn: the weights barely moved (under 1e-4 of their size), or
+    the most lr the run used lies hundreds of times below the optimizer's usual one while the
+    weights moved only a little (under 1e-2) and the loss did not fall."""
     change = learning.weight_change
     curve = loss_curve(learning, report)
-    if change is None or change >= 1e-4 or len(curve) < MIN_CURVE:
+    if change is None or len(curve) < MIN_CURVE:
         return None
     ratio = _loss_ratio(learning, report)
     if ratio is None or ratio < 0.97:
@@ -414,15 +534,34 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     lrs = [row.lr for row in report.history if row.lr is not None]
     # the most the schedule gave (a warmup starts far below what the user set)
     lr = f" at lr {num(max(lrs))} at most" if lrs else ""
+    below = _far_below_usual(report, max(lrs) if lrs else None)
+    if change >= 1e-4 and (below is None or change >= 1e-2):
+        return None
     # weights that moved less than a millionth of their size did not train: a short curve
     # weakens what the loss says, not what the weights say
-    return Symptom(
-        id="lr-too-low",
-        confidence=_by_length(0.95 if change < 1e-6 else 0.85, len(curve)),
-        evidence=[
-            f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
-            f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
-        ],
+    evidence = [
+        f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
+        f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
+    ]
+    if below is not None:
+        evidence.append(below)
+    base = 0.95 if change < 1e-6 else (0.85 if change < 1e-4 else 0.8)
+    return Symptom(id="lr-too-low", confidence=_by_length(base, len(curve)), evidence=evidence)
+
+
+def _far_below_usual(report: Report, most: float | None) -> str | None:
+    """The run's most lr set against its optimizer's usual lr, in words, when it is at least
+    ``FAR_BELOW`` times smaller; None otherwise or when either is unknown."""
+    from diagnose.facts.heuristics import typical_lr  # the facts package imports this module
+
+    name = (report.config.optimizer or "").rsplit(".", 1)[-1]
+    usual, source = typical_lr(name.lower() or None)
+    lr = most if most is not None else report.config.lr
+    if usual is None or not isinstance(lr, int | float) or lr <= 0 or lr * FAR_BELOW > usual:
+        return None
+    return (
+        f"lr {num(lr)} is {num(usual / lr)}x below {name}'s usual {num(usual)} ({source}): "
+        "each update moves a weight by a tiny share of what it needs"
     )
 
 
@@ -492,21 +631,38 @@ def _positive(value: object) -> float | None:
 
 
 def dying_relus(learning: Learning, report: Report) -> Symptom | None:
+    """ReLU layers mostly at exact zero while the loss does not fall; or a layer wholly dead
+    while the first layer's gradient is exactly 0, which needs no curve: a loss that fell back
+    after an early spike looks learned, but nothing before the dead layer can learn again."""
     dead = [a for a in learning.activations if a.kind == "relu" and a.share >= DEAD]
-    ratio = _stalled(learning, report)
-    if not dead or ratio is None:
+    if not dead:
         return None
     worst = max(dead, key=lambda a: a.share)
     names = ", ".join(f"{a.name} {a.share:.0%}" for a in dead[:4])
+    seen = (
+        f"share of exact zeros out of the ReLUs on the last check: {names} (a healthy ReLU "
+        "gives about half): a unit at 0 passes no gradient, so it never recovers"
+    )
+    ratio = _stalled(learning, report)
+    first = learning.first_grad
+    if ratio is None and worst.share >= ALL_DEAD and first is not None and first.norm == 0:
+        return Symptom(
+            id="dying-relus",
+            confidence=0.85,
+            evidence=[
+                f"{seen}; the first layer, {first.module}, got a gradient norm of exactly 0: "
+                f"every unit of {worst.name} is dead, so no layer before it learns, whatever "
+                "the loss did"
+            ],
+        )
+    if ratio is None:
+        return None
     return Symptom(
         id="dying-relus",
         confidence=_by_length(
             0.85 if worst.share >= 0.95 else 0.6, len(loss_curve(learning, report))
         ),
-        evidence=[
-            f"share of exact zeros out of the ReLUs on the last check: {names} (a healthy ReLU "
-            f"gives about half): a unit at 0 passes no gradient, so it never recovers; {ratio}"
-        ],
+        evidence=[f"{seen}; {ratio}"],
     )
 
 
@@ -517,13 +673,28 @@ def saturated(learning: Learning, report: Report) -> Symptom | None:
         return None
     names = ", ".join(f"{a.name} ({a.kind}) {a.share:.0%}" for a in flat[:4])
     base = 0.85 if max(a.share for a in flat) >= 0.75 else 0.65
+    evidence = [
+        f"share of inputs beyond +-5 on the last check: {names}: there tanh and sigmoid are "
+        f"flat (derivative below 0.01), so almost no gradient passes them; {ratio}"
+    ]
+    if saturated_from_start(learning):
+        first = ", ".join(f"{a.name} {a.first_share:.0%}" for a in flat[:4] if a.first_share)
+        evidence.append(
+            f"they were saturated from the first check ({first}): the initial weights put "
+            "them there, before any update could"
+        )
     return Symptom(
         id="saturated-activations",
         confidence=_by_length(base, len(loss_curve(learning, report))),
-        evidence=[
-            f"share of inputs beyond +-5 on the last check: {names}: there tanh and sigmoid are "
-            f"flat (derivative below 0.01), so almost no gradient passes them; {ratio}"
-        ],
+        evidence=evidence,
+    )
+
+
+def saturated_from_start(learning: Learning) -> bool:
+    """Every saturated tanh/sigmoid was already saturated at the first check: the init's doing."""
+    flat = [a for a in learning.activations if a.kind != "relu" and a.share >= SATURATED_SHARE]
+    return bool(flat) and all(
+        a.first_share is not None and a.first_share >= SATURATED_SHARE for a in flat
     )
 
 
@@ -568,6 +739,7 @@ ACTIVITY: list[Detector] = [dying_relus, saturated]
 
 STRUCTURAL: list[Detector] = [
     without_step,
+    calls_out_of_order,
     clipped_to_zero,
     never_cleared,
     unregistered,
@@ -575,6 +747,7 @@ STRUCTURAL: list[Detector] = [
     graph_cut,
     probabilities_into_logits,
     target_broadcast,
+    output_out_of_reach,
     misplaced_classes,
     eval_mode,
 ]

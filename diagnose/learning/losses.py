@@ -9,6 +9,7 @@ no wrapper around the loss functions, so the script's warnings keep their own li
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -27,9 +28,25 @@ _REGRESSION = {
 }
 _LOGITS = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits"}
 _LINEAR = ("AddmmBackward0", "MmBackward0", "BmmBackward0", "UnsafeViewBackward0")
+# ops between a linear layer and the loss that keep each element where it is: a bias, dropout,
+# a temperature or a scale
+_ELEMENTWISE = (
+    "AddBackward0",
+    "NativeDropoutBackward0",
+    "MulBackward0",
+    "DivBackward0",
+    "MulBackward1",
+    "DivBackward1",
+)
 _PLAIN_VIEWS = ("ViewBackward0", "ReshapeAliasBackward0", "CloneBackward0", "ToCopyBackward0")
+# a loss written by hand: (input - target) ** 2 or |input - target|, named after what it is
+_HAND = {
+    "PowBackward0": "hand-written squared error",
+    "AbsBackward0": "hand-written absolute error",
+}
 _SOFT = "LogSoftmaxBackward0"  # cross_entropy with class-probability targets: no nll node
 _PRODUCERS = {"SoftmaxBackward0": "softmax", "SigmoidBackward0": "sigmoid"}
+_BOUNDED = {"SigmoidBackward0": "sigmoid", "TanhBackward0": "tanh"}
 _VIEWS = (
     "ViewBackward0",
     "ReshapeAliasBackward0",
@@ -79,6 +96,8 @@ class LossWatch:
             self._soft_targets(node)
         elif kind in _REGRESSION:
             self._regression_loss(_REGRESSION[kind], node)
+        elif kind in _HAND:
+            self._hand_written(_HAND[kind], node)
         elif kind in _LOGITS:
             entry = self._entry(_LOGITS[kind])
             entry.input_shape = _shape(node, "_saved_self")
@@ -118,11 +137,30 @@ class LossWatch:
         if _classes_from_features(log_softmax, shape):
             entry.misplaced_classes = True
 
+    def _hand_written(self, function: str, node: Any) -> None:
+        """``(pred - y) ** 2`` written out: the difference's shape against the prediction's
+        (the side that requires grad; the target does not) says whether the target was
+        broadcast against it, as ``(N, 1) - (N,)`` makes an ``(N, N)`` matrix."""
+        found = _difference(node)
+        if found is None:
+            return
+        output, prediction = found
+        entry = self._entry(function)
+        entry.input_shape = prediction
+        if output != prediction and math.prod(output) > math.prod(prediction):
+            entry.broadcast = True
+            entry.broadcast_shape = output
+
     def _regression_loss(self, function: str, node: Any) -> None:
         entry = self._entry(function)
         source = _input(node)
         expanded = _shape(node, "_saved_self")
         entry.target_shape = _shape(node, "_saved_target")
+        entry.output_activation = entry.output_activation or _bounded(source)
+        low, high = _extremes(node, "_saved_target")
+        if low is not None and high is not None:
+            entry.target_min = low if entry.target_min is None else min(entry.target_min, low)
+            entry.target_max = high if entry.target_max is None else max(entry.target_max, high)
         if type(source).__name__ == "ExpandBackward0":
             sizes = getattr(source, "_saved_self_sym_sizes", None)
             original = [int(s) for s in sizes] if sizes is not None else expanded
@@ -132,6 +170,31 @@ class LossWatch:
                 entry.broadcast_shape = expanded
                 return
         entry.input_shape = expanded
+
+
+def _is_hand_loss(node: Any) -> bool:
+    """A pow of 2 or an abs of a subtraction whose one side (the target) needs no grad."""
+    kind = type(node).__name__
+    if kind not in _HAND or (kind == "PowBackward0" and getattr(node, "_saved_exponent", 2) != 2):
+        return False
+    return _difference(node) is not None
+
+
+def _difference(node: Any) -> tuple[list[int], list[int]] | None:
+    """(the difference's shape, the prediction's shape) under a hand-written loss node."""
+    sub = _input(node)
+    if type(sub).__name__ != "SubBackward0":
+        return None
+    sides = [pair for pair in getattr(sub, "next_functions", ()) if pair[0] is not None]
+    if len(sides) != 1:  # both sides require grad, or neither: not a prediction and a target
+        return None
+    made_by, index = sides[0]
+    try:
+        output = list(sub._input_metadata[0].shape)
+        prediction = list(made_by._input_metadata[index].shape)
+    except (AttributeError, IndexError, RuntimeError):  # a torch without the metadata
+        return None
+    return output, prediction
 
 
 def _skip_views(node: Any) -> Any:
@@ -145,14 +208,14 @@ def _skip_views(node: Any) -> Any:
 def _classes_from_features(log_softmax: Any, shape: list[int]) -> bool:
     """log_softmax over dim 1 of an (N, T, C) input whose last dim a linear layer made:
     the time (or sequence) axis is taken as the classes."""
-    if len(shape) < 3 or getattr(log_softmax, "_saved_dim", None) != 1 or shape[1] == shape[-1]:
+    if len(shape) < 3 or getattr(log_softmax, "_saved_dim", None) != 1:
         return False
     node = _input(log_softmax)
-    for _ in range(4):
+    for _ in range(8):
         kind = type(node).__name__ if node is not None else ""
         if kind in _LINEAR:
             return True
-        if kind not in _PLAIN_VIEWS and kind not in ("AddBackward0",):
+        if kind not in _PLAIN_VIEWS and kind not in _ELEMENTWISE:
             return False
         node = _input(node)
     return False
@@ -168,6 +231,9 @@ def _loss_nodes(root: Any) -> list[Any]:
         seen += 1
         kind = type(node).__name__
         if kind in _CLASS or kind in _REGRESSION or kind in _LOGITS or kind == _SOFT:
+            found.append(node)
+            continue
+        if kind in _HAND and _is_hand_loss(node):
             found.append(node)
             continue
         stack.extend(n for n, _ in getattr(node, "next_functions", ()))
@@ -192,6 +258,37 @@ def _producer(node: Any) -> str | None:
             return None
         node = _input(node)
     return None
+
+
+def _bounded(node: Any) -> str | None:
+    """sigmoid/tanh when one made a regression loss's input, looking through views."""
+    for _ in range(4):
+        if node is None:
+            return None
+        kind = type(node).__name__
+        if kind in _BOUNDED:
+            return _BOUNDED[kind]
+        if kind not in _VIEWS:
+            return None
+        node = _input(node)
+    return None
+
+
+def _extremes(node: Any, name: str) -> tuple[float | None, float | None]:
+    """The smallest and largest finite value of a saved floating tensor (one host read, on
+    the sampled looks only)."""
+    try:
+        value = getattr(node, name)
+    except RuntimeError:
+        return None, None
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() or not value.numel():
+        return None, None
+    with torch.no_grad():
+        finite = value.detach()[torch.isfinite(value.detach())]
+        if not finite.numel():
+            return None, None
+        low, high = torch.aminmax(finite.float())
+    return float(low), float(high)
 
 
 def _shape(node: Any, name: str) -> list[int]:

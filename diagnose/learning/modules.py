@@ -9,6 +9,8 @@ first layer's input is — holds for the rest of a run whose code does not chang
 from __future__ import annotations
 
 import math
+import os
+import sys
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +26,70 @@ _NORMS = (
     nn.modules.instancenorm._InstanceNorm,
 )
 _SCAN_LIMIT = 2_000  # attributes searched for an unregistered module's container
+
+
+# what the script calls each root model, found where it was first called (a model is named by
+# the user's code, not by a watch: one table for every watch of the process)
+_LABELS: weakref.WeakKeyDictionary[nn.Module, str] = weakref.WeakKeyDictionary()
+_SKIP = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+    for m in (torch, sys.modules[__name__.split(".")[0]])
+    if getattr(m, "__file__", None)
+)
+
+
+def root_label(root: nn.Module) -> str:
+    """The script's own name for a root model (``generator``, ``model``), else its class."""
+    try:
+        return _LABELS.get(root) or type(root).__name__
+    except TypeError:  # not weakly referable or not hashable: its class will do
+        return type(root).__name__
+
+
+def qualified(root: nn.Module, name: str) -> str:
+    """A module's name under its root as the script spells it: ``generator.0``."""
+    label = root_label(root)
+    return f"{label}.{name}" if name else label
+
+
+def _learn_label(root: nn.Module) -> None:
+    try:
+        if root in _LABELS:
+            return
+        name = caller_name(root, depth=3)
+        if name is not None:
+            _LABELS[root] = name
+    except TypeError:  # not weakly referable
+        return
+
+
+def caller_name(obj: Any, depth: int = 2) -> str | None:
+    """The name the user's code calling into torch gives ``obj``: a local, an attribute of the
+    calling object (``self.generator``), a global; read from the first frame outside torch and
+    diagnose, ``depth`` frames up from here."""
+    try:
+        frame = sys._getframe(depth)
+        for _ in range(30):
+            if frame is None or not frame.f_code.co_filename.startswith(_SKIP):
+                break
+            frame = frame.f_back
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        spaces = [
+            frame.f_locals,
+            getattr(owner, "_modules", None),
+            getattr(owner, "__dict__", None),
+        ]
+        for space in [*spaces, frame.f_globals]:
+            if not isinstance(space, dict):
+                continue
+            name = next((k for k, v in list(space.items())[:500] if v is obj and k != "self"), None)
+            if isinstance(name, str) and name.isidentifier():
+                return name
+    except (ValueError, RuntimeError):  # odd objects in the caller's namespace
+        return None
+    return None
 
 
 def trainable(module: nn.Module) -> list[nn.Parameter]:
@@ -73,6 +139,7 @@ class ModuleWatch:
     def pre(self, module: nn.Module, args: tuple) -> None:
         if not self._stack:
             self.roots.add(module)
+            _learn_label(module)
             self._root_grad = torch.is_grad_enabled()
         root = self._stack[0] if self._stack else module
         self._stack.append(module)
@@ -128,11 +195,7 @@ class ModuleWatch:
         if not all(math.isfinite(v) for v in (low, high, mean, std)):
             return
         self.input_varies = self.input_varies or high > low
-        name = (
-            type(root).__name__
-            if module is root
-            else f"{type(root).__name__}.{name_in(root, module)}"
-        )
+        name = root_label(root) if module is root else qualified(root, name_in(root, module))
         scale = InputScale(name, mean, std, low, high)
         if self.input_scale is None or scale.spread > self.input_scale.spread:
             self.input_scale = scale
@@ -146,7 +209,7 @@ def name_in(root: nn.Module, module: nn.Module) -> str:
     """The module's dotted name under ``root``, or its type when it is not registered there."""
     for name, candidate in root.named_modules():
         if candidate is module:
-            return name or type(root).__name__
+            return name or root_label(root)
     return type(module).__name__
 
 
@@ -162,7 +225,7 @@ def container_of(root: nn.Module, module: nn.Module) -> tuple[str, str] | None:
                 return None
             key = _key_in(value, module)
             if key is not None:
-                prefix = f"{type(root).__name__}.{owner_name + '.' if owner_name else ''}{attr}"
+                prefix = f"{qualified(root, owner_name)}.{attr}"
                 return f"{prefix}[{key}]", f"{prefix} (a {type(value).__name__})"
     return None
 

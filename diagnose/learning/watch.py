@@ -24,7 +24,8 @@ from diagnose.learning.activations import ActivationWatch
 from diagnose.learning.clearing import ClearingWatch
 from diagnose.learning.coverage import Coverage, WeightMotion, held_ids
 from diagnose.learning.losses import LossWatch
-from diagnose.learning.modules import ModuleWatch
+from diagnose.learning.modules import ModuleWatch, root_label
+from diagnose.learning.steplosses import StepLosses
 from diagnose.onethread import OneThread, _get_ident
 from diagnose.report import ActivationNote, GradNote, Learning
 from diagnose.tracer import modes
@@ -70,6 +71,7 @@ class LearningWatch:
         self._coverage = Coverage()
         self._motion = WeightMotion()
         self._losses = LossWatch()
+        self._step_losses = StepLosses()
         self._activations = ActivationWatch()
         self._mode_checked = 0
         self._eval = 0
@@ -179,6 +181,7 @@ class LearningWatch:
             self._activations.disarm(list(self._modules.roots))
         loss = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors or ()), None)
         self._losses.before_backward(loss)
+        self._step_losses.before_backward(loss)
         self._clearing.before_backward(optimizers)
         self._check_mode(optimizers)
         if not self._constructed:
@@ -191,7 +194,10 @@ class LearningWatch:
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         self._steps_begun += 1
         self._optimizers.add(optimizer)
-        self._clearing.before_step(optimizer)
+        # torch hands the hook the step's own arguments, the optimizer first
+        closure = len(args or ()) > 1 or (kwargs or {}).get("closure") is not None
+        self._clearing.before_step(optimizer, closure=closure)
+        self._step_losses.before_step(optimizer)
         if self._steps < TRACKED_PASSES:
             self._coverage.check(list(self._optimizers), self._modules)
         if not self._motion.started:
@@ -218,7 +224,7 @@ class LearningWatch:
         if in_eval:
             self._eval += 1
             for root in in_eval:
-                name = type(root).__name__
+                name = root_label(root)
                 if name not in self._eval_modules:
                     self._eval_modules.append(name)
 
@@ -264,6 +270,7 @@ class LearningWatch:
         if not self._constructed and self._motion.started:
             self._motion.measure()
         checked, uncleared = self._clearing.counts()
+        order_checked, stepped_cleared, out_of_order = self._clearing.order_counts()
         coverage = self._coverage
         scale = self._modules.input_scale
         return Learning(
@@ -272,6 +279,9 @@ class LearningWatch:
             optimizers=self._constructed,
             clear_checked=checked,
             uncleared=uncleared,
+            order_checked=order_checked,
+            stepped_cleared=stepped_cleared,
+            order_optimizer=self._step_losses.name_of(out_of_order) if stepped_cleared else None,
             mode_checked=self._mode_checked,
             eval_mode=self._eval,
             eval_modules=self._eval_modules[:20],
@@ -290,13 +300,20 @@ class LearningWatch:
             input_constant=(not self._modules.input_varies) if scale else None,
             weight_change=self._motion.change,
             activations=[
-                ActivationNote(name=a.name, kind=a.kind, share=a.share, checks=a.checks)
+                ActivationNote(
+                    name=a.name,
+                    kind=a.kind,
+                    share=a.share,
+                    checks=a.checks,
+                    first_share=a.first_share,
+                )
                 for a in list(self._activations.stats.values())[:20]
             ],
             first_grad=_grad_note(self._activations.first_grad),
             last_grad=_grad_note(self._activations.last_grad),
             layer_grads=[GradNote(module=m, norm=n) for m, n in self._activations.layer_grads],
             loss_series=[] if self._steps else list(self._series),
+            optimizer_losses=self._step_losses.losses(),
         )
 
 

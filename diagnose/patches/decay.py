@@ -20,6 +20,7 @@ from diagnose.patches.registry import patcher
 from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of, token_words
 from diagnose.patches.source import NoPatch, format_number, number
 from diagnose.patches.trainer_settings import add_training_argument
+from diagnose.patches.values import literal_behind
 from diagnose.trainconfig import Origin
 
 # the share of a weight's size the decay may take off per step (torch's AdamW defaults: 1e-5)
@@ -129,7 +130,8 @@ def _number_node(
     ctx: PatchContext, value: cst.BaseExpression
 ) -> tuple[cst.BaseExpression | None, str | None]:
     """The literal a ``weight_decay=`` value is, and where it is when not in the call: itself,
-    the number a module constant holds, or an argparse flag's default (``args.wd``)."""
+    the number a module constant holds, an argparse flag's default (``args.wd``), or a config's
+    dict entry, class attribute or keyword (``patches.values``)."""
     if number(value) is not None:
         return value, None
     if isinstance(value, cst.Name):
@@ -145,7 +147,7 @@ def _number_node(
         default = argparse_default_arg(ctx.script, dest)
         if default is not None:
             return default.value, f"the default of --{dest.replace('_', '-')}"
-    return None, None
+    return literal_behind(ctx.script, value)
 
 
 def _positive(value: object) -> bool:

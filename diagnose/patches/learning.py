@@ -379,6 +379,8 @@ def fix_target_shape(ctx: PatchContext) -> Patched:
         (x for x in (ctx.report.learning.losses if ctx.report.learning else []) if x.broadcast),
         None,
     )
+    if seen is not None and seen.function.startswith("hand-written"):
+        return _hand_written_target_shape(ctx, seen.function)
     if seen is None or not seen.input_shape or not seen.target_shape:
         raise NoPatch("the run recorded no broadcast loss with its shapes")
     call = _one_loss(ctx, (seen.function, *TARGET_LOSSES), seen.function)
@@ -399,6 +401,40 @@ def fix_target_shape(ctx: PatchContext) -> Patched:
         f"squeezes the {which}'s trailing 1 so input {tuple(inp)} and target "
         f"{tuple(target)} are compared element by element",
     )
+
+
+def _hand_written_target_shape(ctx: PatchContext, function: str) -> Patched:
+    """The script's one ``(a - b) ** 2`` (or ``abs(a - b)``): ``b`` is reshaped as ``a``, so
+    prediction and target are compared element by element whichever side each is on."""
+    script = ctx.script
+    found = [
+        node
+        for node in script.nodes(cst.BinaryOperation)
+        if isinstance(node.operator, cst.Subtract) and _squared_or_abs(script, node)
+    ]
+    if len(found) != 1:
+        raise NoPatch(
+            f"{len(found)} `(a - b) ** 2` or `abs(a - b)` in the script: reshape the target as "
+            f"the prediction where the {function} is computed"
+        )
+    sub = found[0]
+    edit = ctx.edit()
+    edit.replace(sub.right, f"{_wrapped(sub.right)}.reshape_as({code_of(sub.left)})")
+    return Patched(
+        edit.result(),
+        f"reshapes {code_of(sub.right)} as {code_of(sub.left)} on line {script.line(sub)}, so "
+        f"the {function} compares each prediction with its own target",
+    )
+
+
+def _squared_or_abs(script: Script, node: cst.CSTNode) -> bool:
+    parent = script.parent(node)
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Power):
+        return parent.left is node and code_of(parent.right).strip() == "2"
+    if isinstance(parent, cst.Arg):
+        call = script.parent(parent)
+        return isinstance(call, cst.Call) and (dotted(call.func) or "").split(".")[-1] == "abs"
+    return False
 
 
 def _loss_note(ctx: PatchContext, function: str):

@@ -12,7 +12,15 @@ from __future__ import annotations
 import libcst as cst
 
 from diagnose.patches.context import PatchContext, Patched
-from diagnose.patches.lr_size import candidate_lr, lowered_lr, raised, size_reason, user_lr
+from diagnose.patches.lr_size import (
+    candidate_lr,
+    lowered_lr,
+    raised,
+    size_reason,
+    user_lr,
+    usual_lr,
+    zero_lr,
+)
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of
 from diagnose.patches.source import NoPatch, Script, dotted, format_number, number, with_keyword
@@ -49,8 +57,12 @@ def raise_learning_rate(ctx: PatchContext) -> Patched:
     """The lr set, where the run got it, to the value ``lr_size.raised`` gives (the place is
     found as lower-learning-rate finds it: each of its writes asks for the candidate)."""
     current = user_lr(ctx.report)
+    if current is None and zero_lr(ctx.report):
+        current = 0.0
     if current is None:
         raise NoPatch("the run's lr is not known")
+    if current <= 0 and usual_lr(ctx.report) is None:
+        raise NoPatch("the run's lr is 0, and no usual lr is known for its optimizer: set one")
     suggestion = raised(ctx.report, current)
     try:
         with candidate_lr(suggestion.lr):
@@ -70,11 +82,13 @@ def _lower_learning_rate(ctx: PatchContext) -> Patched:
     origin = origin_of(ctx, "lr")
     if origin is not None and origin.kind in ELSEWHERE:
         return _at_origin(ctx, origin)
+    made = len(ctx.edits)
     try:
         patched = _in_script(ctx)
     except NoPatch:
         if origin is None:
             raise
+        del ctx.edits[made:]  # what the failed try began is not part of the patch
         return _at_origin(ctx, origin)
     if patched.source is None and origin is not None:
         return _at_origin(ctx, origin)

@@ -105,6 +105,12 @@ def raised(report: Report, current: float) -> Suggestion:
     """The lr to suggest for a run whose ``current`` lr was too low to learn: the usual lr
     when ``current`` is orders of magnitude below it, else ten times ``current``."""
     usual = usual_lr(report)
+    if usual is not None and current <= 0:
+        return Suggestion(
+            usual.lr,
+            f"lr {num(current)} never moves a weight: use the usual {num(usual.lr)} "
+            f"({usual.source})",
+        )
     if usual is not None and current * FAR_ABOVE <= usual.lr:
         return Suggestion(
             usual.lr,
@@ -133,6 +139,17 @@ def user_lr(report: Report) -> float | None:
         if isinstance(row.lr, int | float) and row.lr > 0:
             return float(row.lr)
     return flag_lr(report)
+
+
+def zero_lr(report: Report) -> bool:
+    """The run's lr is known, and it is 0: set so (``lr=0.0``), or 0 at every recorded step."""
+    config = report.config
+    values = [v for v in (config.lr_initial, config.lr) if isinstance(v, int | float)]
+    values = [v for v in values if not isinstance(v, bool)]
+    if values:
+        return all(v == 0 for v in values)
+    lrs = [row.lr for row in report.history if isinstance(row.lr, int | float)]
+    return bool(lrs) and all(lr == 0 for lr in lrs)
 
 
 def flag_lr(report: Report) -> float | None:

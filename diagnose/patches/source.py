@@ -275,6 +275,7 @@ class Edit(cst.CSTTransformer):
         self._before: dict[int, list[cst.BaseStatement]] = {}
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._first_in_body: dict[int, list[cst.BaseStatement]] = {}
+        self._removed: set[int] = set()
         # the original lines each edit may change: make_patch checks the diff against them
         self.declared: list[range] = []
 
@@ -294,6 +295,12 @@ class Edit(cst.CSTTransformer):
         """New statements just after ``stmt`` (see ``insert_before``)."""
         anchor = self._anchor(stmt)
         self._after.setdefault(id(anchor), []).extend(_statements(code, anchor))
+
+    def remove(self, stmt: cst.CSTNode) -> None:
+        """Leave out a whole statement line of a block (one moved elsewhere with
+        ``insert_before`` / ``insert_after``)."""
+        self._removed.add(id(stmt))
+        self.declared.append(self.script.lines(stmt))
 
     def insert_first(self, block_owner: cst.CSTNode, *code: str) -> None:
         """Insert at the top of a compound statement's body (a ``for`` loop's, say); a
@@ -317,7 +324,9 @@ class Edit(cst.CSTTransformer):
 
     @property
     def empty(self) -> bool:
-        return not (self._replace or self._before or self._after or self._first_in_body)
+        return not (
+            self._replace or self._before or self._after or self._first_in_body or self._removed
+        )
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         new = self._replace.get(id(original_node))
@@ -345,7 +354,8 @@ class Edit(cst.CSTTransformer):
         out: list = []
         for orig, upd in zip(original, updated, strict=True):
             out.extend(self._before.get(id(orig), []))
-            out.append(upd)
+            if id(orig) not in self._removed:
+                out.append(upd)
             out.extend(self._after.get(id(orig), []))
         return out
 

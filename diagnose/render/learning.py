@@ -27,9 +27,11 @@ class LearningEvidence:
     curve: str | None
     lr: str | None
     gradients: str | None
+    per_optimizer: str | None = None
 
     def lines(self) -> list[str]:
-        return [line for line in (self.loss, self.curve, self.lr, self.gradients) if line]
+        shown = (self.loss, self.per_optimizer, self.curve, self.lr, self.gradients)
+        return [line for line in shown if line]
 
 
 def learning_evidence(report: Report) -> LearningEvidence | None:
@@ -52,8 +54,19 @@ def learning_evidence(report: Report) -> LearningEvidence | None:
         else None,
         lr=_lr_line(_series(report, "lr")),
         gradients=_gradient_line(report),
+        per_optimizer=_per_optimizer_line(report),
     )
     return evidence if evidence.lines() else None
+
+
+def _per_optimizer_line(report: Report) -> str | None:
+    """With several optimizers, each one's own loss (the backward before its steps): the
+    history's loss is one of them, and a finding about another is read against its own."""
+    losses = [x for x in report.learning.optimizer_losses if x.first is not None]  # type: ignore[union-attr]
+    if len(losses) < 2:
+        return None
+    parts = [f"{x.name} {num(x.first)} -> {num(x.last)}" for x in losses]
+    return "each optimizer's own loss, first -> last: " + ", ".join(parts)
 
 
 def _series(report: Report, field: str) -> list[tuple[int, float]]:

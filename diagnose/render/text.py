@@ -59,6 +59,7 @@ def render_text(report: Report, *, color: bool = False) -> str:
     for warning in report.warnings:
         out.append(f"warning: {safe(warning)}")
     out += _symptoms(report, s)
+    out += _set_aside(report, s)
     out += _learning(report, s)
     if report.fixes:
         out += ["", s.bold("Fixes, best first")]
@@ -87,6 +88,18 @@ def _symptoms(report: Report, s: _Style) -> list[str]:
         title = f" — {safe(symptom.title)}" if symptom.title else ""
         out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
         out += [f"      {safe(e)}" for e in symptom.evidence]
+    return out
+
+
+def _set_aside(report: Report, s: _Style) -> list[str]:
+    """Symptoms the report's own facts rule out: named, with why, and no fix."""
+    if not report.set_aside:
+        return []
+    out = ["", s.bold("Ruled out by the run's own facts")]
+    for symptom in report.set_aside:
+        why = [e for e in symptom.evidence if e.startswith("ruled out: ")]
+        reason = why[-1].removeprefix("ruled out: ") if why else ""
+        out.append(f"  {safe(symptom.id)}: {safe(reason)}")
     return out
 
 

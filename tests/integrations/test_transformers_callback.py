@@ -123,9 +123,7 @@ def test_a_trainer_run_that_cannot_learn_is_reported_silent(tmp_path):
     report = callback.report
     assert report.status == "silent"
     assert [s.id for s in report.symptoms][:1] == ["unregistered-submodules"]
-    assert [n.container for n in report.learning.unregistered][:1] == [
-        "PlainListRegressor.hidden (a list)"
-    ]
+    assert [n.container for n in report.learning.unregistered][:1] == ["model.hidden (a list)"]
     assert json.loads((tmp_path / "report.json").read_text())["status"] == "silent"
 
 

@@ -46,9 +46,9 @@ def test_a_negative_bias_makes_every_relu_output_zero_and_stops_the_first_gradie
         if isinstance(layer, nn.Linear):
             nn.init.constant_(layer.bias, -5.0)
     learning = _train(model)
-    assert _shares(learning) == {"Sequential.1": 1.0, "Sequential.3": 1.0}
-    assert learning.first_grad == GradNote(module="Sequential.0", norm=0.0)
-    assert learning.last_grad is not None and learning.last_grad.module == "Sequential.4"
+    assert _shares(learning) == {"model.1": 1.0, "model.3": 1.0}
+    assert learning.first_grad == GradNote(module="model.0", norm=0.0)
+    assert learning.last_grad is not None and learning.last_grad.module == "model.4"
     assert learning.last_grad.norm > 0
 
 
@@ -132,7 +132,7 @@ def test_dead_units_explain_the_vanished_gradient_without_restating_it():
 def test_every_layer_gets_its_gradient_norm_in_forward_order():
     learning = _train(_mlp(depth=3))
     names = [layer.module for layer in learning.layer_grads]
-    assert names == ["Sequential.0", "Sequential.2", "Sequential.4", "Sequential.6"]
+    assert names == ["model.0", "model.2", "model.4", "model.6"]
     assert all(layer.norm > 0 for layer in learning.layer_grads)
     assert learning.first_grad == learning.layer_grads[0]
     assert learning.last_grad == learning.layer_grads[-1]
@@ -142,7 +142,7 @@ def test_a_deep_net_keeps_a_spread_of_its_layers_with_both_ends():
     learning = _train(_mlp(depth=40), steps=12)
     names = [layer.module for layer in learning.layer_grads]
     assert len(names) == 24
-    assert names[0] == "Sequential.0" and names[-1] == "Sequential.80"
+    assert names[0] == "model.0" and names[-1] == "model.80"
     depths = [int(name.split(".")[1]) for name in names]
     assert depths == sorted(depths) and len(set(depths)) == 24
 
@@ -162,4 +162,17 @@ def test_a_layer_called_at_every_time_step_is_listed_once():
 
     torch.manual_seed(2)
     learning = _train(Recurrent())
-    assert [layer.module for layer in learning.layer_grads] == ["Recurrent.cell", "Recurrent.head"]
+    assert [layer.module for layer in learning.layer_grads] == ["model.cell", "model.head"]
+
+
+def test_a_layer_dead_through_with_no_first_gradient_is_dying_even_after_a_loss_spike():
+    spike = [3.3, 170.0, 320.0, 180.0] + [40.0 - 0.1 * i for i in range(156)]  # falls back
+    dead = _with(ActivationNote(name="model.1", kind="relu", share=1.0), first=0.0)
+    [symptom] = detect_learning_symptoms(_report(dead, spike))
+    assert symptom.id == "dying-relus" and symptom.confidence >= 0.8
+    assert "first layer, Net.0, got a gradient norm of exactly 0" in symptom.evidence[0]
+    # the same curve with a gradient still reaching the first layer: the run learned
+    alive = _with(ActivationNote(name="model.1", kind="relu", share=1.0), first=0.3)
+    assert _ids(alive, spike) == []
+    mostly = _with(ActivationNote(name="model.1", kind="relu", share=0.9), first=0.0)
+    assert "dying-relus" not in _ids(mostly, spike)

@@ -114,15 +114,15 @@ def test_layers_in_a_plain_list_are_unregistered_with_their_container() -> None:
             return self.last(x)
 
     evidence = _watch(_loop(Net()))
-    assert [n.name for n in evidence.unregistered] == ["Net.blocks[0]", "Net.blocks[1]"]
-    assert {n.container for n in evidence.unregistered} == {"Net.blocks (a list)"}
+    assert [n.name for n in evidence.unregistered] == ["model.blocks[0]", "model.blocks[1]"]
+    assert {n.container for n in evidence.unregistered} == {"model.blocks (a list)"}
     assert evidence.not_in_optimizer == []
 
 
 def test_parameters_left_out_of_the_optimizer_are_named() -> None:
     model = _mlp()
     evidence = _watch(_loop(model, params=model[2].parameters()))
-    assert [n.name for n in evidence.not_in_optimizer] == ["Sequential.0"]
+    assert [n.name for n in evidence.not_in_optimizer] == ["model.0"]
     assert evidence.not_in_optimizer[0].parameters == 6 * 8 + 8
 
 
@@ -146,7 +146,7 @@ def test_a_detached_backbone_gets_no_gradient_and_a_no_grad_block_is_named() -> 
             return self.head(self.body(x).detach())
 
     detached = _watch(_loop(Detached(no_grad=False)))
-    assert [n.name for n in detached.no_gradient] == ["Detached.body"]
+    assert [n.name for n in detached.no_gradient] == ["model.body"]
     assert detached.no_grad_modules == []
 
 
@@ -161,7 +161,7 @@ def test_a_module_run_under_no_grad_inside_the_training_forward_is_named() -> No
                 h = self.body(x)
             return self.head(h)
 
-    assert _watch(_loop(Partly())).no_grad_modules == ["Partly.body"]
+    assert _watch(_loop(Partly())).no_grad_modules == ["model.body"]
 
 
 def test_a_teacher_run_wholly_under_no_grad_is_not_a_cut() -> None:
@@ -257,7 +257,7 @@ def test_the_first_layers_input_scale_and_the_weight_motion_are_measured() -> No
             optimizer.step()
 
     evidence = _watch(raw)
-    assert evidence.input_module == "Sequential.0"
+    assert evidence.input_module == "model.0"
     assert 100 < evidence.input_mean < 160 and evidence.input_std > 50
     assert evidence.weight_change is not None and evidence.weight_change < 1e-3
 

@@ -140,3 +140,64 @@ def test_a_decay_the_script_does_not_spell_gets_no_patch(tmp_path):
     )
     assert result.diff is None
     assert "no optimizer call in the script sets weight_decay=50" in result.note
+
+
+def test_a_decay_read_from_a_dict_a_class_or_a_namespace_is_changed_where_it_is_set(tmp_path):
+    entry = patch(
+        tmp_path,
+        "lower-weight-decay",
+        """
+        import torch
+        HP = {"optim": {"lr": 0.1, "weight_decay": 0.5}}
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=HP["optim"]["weight_decay"])
+        """,
+        config=_config("SGD", 0.1, 0.5),
+    )
+    assert diff_body(entry) == [
+        '-HP = {"optim": {"lr": 0.1, "weight_decay": 0.5}}',
+        '+HP = {"optim": {"lr": 0.1, "weight_decay": 0.001}}',
+    ]
+    assert 'HP["optim"]["weight_decay"] on line 2' in entry.note
+    field = patch(
+        tmp_path,
+        "lower-weight-decay",
+        """
+        import dataclasses, torch
+        @dataclasses.dataclass
+        class Config:
+            weight_decay: float = 0.5
+        cfg = Config()
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=cfg.weight_decay)
+        """,
+        config=_config("SGD", 0.1, 0.5),
+    )
+    assert diff_body(field) == [
+        "-    weight_decay: float = 0.5",
+        "+    weight_decay: float = 0.001",
+    ]
+    keyword = patch(
+        tmp_path,
+        "lower-weight-decay",
+        """
+        import types, torch
+        cfg = types.SimpleNamespace(lr=0.1, weight_decay=0.5)
+        opt = torch.optim.SGD(m.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        """,
+        config=_config("SGD", 0.1, 0.5),
+    )
+    assert diff_body(keyword)[-1] == "+cfg = types.SimpleNamespace(lr=0.1, weight_decay=0.001)"
+
+
+def test_a_decay_two_configs_could_hold_is_not_guessed_at(tmp_path):
+    result = patch(
+        tmp_path,
+        "lower-weight-decay",
+        """
+        import types, torch
+        a = types.SimpleNamespace(weight_decay=0.5)
+        b = types.SimpleNamespace(weight_decay=0.5)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, weight_decay=a.weight_decay)
+        """,
+        config=_config("SGD", 0.1, 0.5),
+    )
+    assert result.diff is None and "no optimizer call in the script sets" in result.note

@@ -161,3 +161,18 @@ def test_a_too_low_lr_from_a_token_is_raised_on_the_command_line(tmp_path):
     assert "the script's default of --lr" in result.note
     # a separate value is named with its option, as the user typed both
     assert "command line's '--lr 1e-5': run with '--lr 20.0' instead" in result.note
+
+
+def test_an_lr_of_zero_is_known_and_raised_to_the_usual_in_the_optimizer_call(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\nmodel = torch.nn.Linear(2, 1)\n"
+        "opt = torch.optim.Adam(model.parameters(), lr=0.0)\n"
+    )
+    history = [{"step": i, "loss": 1.0, "lr": 0.0} for i in range(40)]
+    report = _report({"optimizer": "torch.optim.Adam", "lr": 0.0}, step=None, path=script)
+    report.history = Report.model_validate({**report.model_dump(), "history": history}).history
+    result = make_patch("raise-learning-rate", script, report)
+    assert result.diff is not None, result.note
+    assert "lr=0.001" in result.new_source
+    assert "lr 0 never moves a weight" in result.note

@@ -33,6 +33,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "weight-decay-too-strong": ("optimizer", "learning-rate"),
     "constant-inputs": ("dataloader", "normalization"),
     "gradients-clipped-to-zero": ("gradient-clipping", "optimizer"),
+    "training-calls-out-of-order": ("optimizer", "autograd"),
+    "output-range-excludes-targets": ("loss", "normalization"),
 }
 
 
