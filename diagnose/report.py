@@ -34,7 +34,7 @@ from diagnose.trainconfig import (  # noqa: F401 (GradClip: part of the model)
 
 REPORT_VERSION = 1
 
-Status = Literal["clean", "nonfinite", "exception", "interrupted", "silent"]
+Status = Literal["clean", "nonfinite", "exception", "interrupted", "silent", "untrained"]
 Phase = Literal["input", "forward", "loss", "backward", "optimizer"]
 
 
@@ -553,7 +553,10 @@ class Learning(_Model):
 
 class Report(_Model):
     version: int = REPORT_VERSION
-    status: Status
+    status: Status = Field(
+        description='"untrained": the script ended (returned or exited) before its first '
+        "training step, so nothing was checked; never reported as clean."
+    )
     script: ScriptInfo
     event: Event | None = None
     frames: list[Frame] = Field(default_factory=list)
@@ -581,8 +584,9 @@ class Report(_Model):
     )
     exit_code: int | None = Field(
         None,
-        description="The status the script asked to exit with (sys.exit, SystemExit, exit()) "
-        "after the run; a clean run that exited 3 is clean and keeps 3 here.",
+        description="The status the script asked to exit with (sys.exit, SystemExit, exit()); "
+        "null when it returned. A clean run that exited 3 is clean and keeps 3 here; a script "
+        'that exited before its first training step (argparse\'s 2) is "untrained".',
     )
 
     @property

@@ -245,7 +245,15 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         report.event = _exception_event(outcome, script)
     if stopped is not None:
         mark_interrupted(report, stopped, tracer.step)
+    mark_untrained(report)
     return report
+
+
+def mark_untrained(report: Report) -> None:
+    """A run that ended before its first training step checked nothing: it is "untrained",
+    never clean (a mistyped flag that made argparse exit 2, the script's own ``--help``)."""
+    if report.status == "clean" and not report.history and report.interruption is None:
+        report.status = "untrained"
 
 
 def mark_interrupted(report: Report, cause: str, step: int) -> None:
@@ -271,6 +279,7 @@ def _on_hard_exit(
     if options.on_hard_exit is None:
         return
     report = tracer.report()
+    report.exit_code = code
     if code != 0 and report.status != "nonfinite":
         report.status = "exception"
         report.event = Event(
@@ -279,6 +288,7 @@ def _on_hard_exit(
             message=f"the script called os._exit({code})",
             location=_caller_location(script),
         )
+    mark_untrained(report)
     options.on_hard_exit(_stamp(report, info), code)
 
 

@@ -25,6 +25,11 @@ class Step:
 
 def build_steps(report: Report, palette: Palette) -> list[Step]:
     steps = [Step("Verdict", _verdict(report, palette))]
+    if report.status == "untrained":
+        steps.append(
+            Step("Next", Text("Nothing was checked. q quits; the script's own output says why."))
+        )
+        return steps
     if report.status == "clean" or (report.status == "interrupted" and report.event is None):
         steps.append(Step("The run", _trend(report), "history"))
         steps.append(Step("Next", Text("Nothing to fix. q quits.")))

@@ -1,8 +1,9 @@
 """Run a training script under the tracer: ``diagnose [OPTIONS] SCRIPT [SCRIPT_ARGS...]``.
 
 Everything after SCRIPT goes to the script untouched, as with ``python -m cProfile``.
-Exit status: 0 clean run, 1 a problem was diagnosed, 2 a usage or input error, 130 / 143 a
-run stopped by Ctrl-C / SIGTERM (its report holds what it saw so far).
+Exit status: 0 a clean run that trained, 1 a problem was diagnosed (or no training step ran),
+2 a usage or input error, 130 / 143 a run stopped by Ctrl-C / SIGTERM (its report holds what
+it saw so far); a script that exited non-zero on its own with nothing diagnosed: its status.
 """
 
 from __future__ import annotations
@@ -256,13 +257,22 @@ def _emit(
 
 
 def exit_status(report, analysis_stopped: bool = False) -> int:
-    """0 clean, 1 diagnosed; a run stopped by SIGTERM 143, by Ctrl-C (or an analysis that
-    was) 130, as a shell reports a command ended by that signal."""
+    """0 a clean run that trained, 1 diagnosed; a run stopped by SIGTERM 143, by Ctrl-C (or
+    an analysis that was) 130, as a shell reports a command ended by that signal.
+
+    Where nothing was diagnosed (a clean run, or one that never trained) a script that
+    exited non-zero on its own gives its own status, so that a mistyped flag fails a CI job
+    or a sweep as it would without diagnose; an untrained run that exited 0 is
+    ``ExitStatus.UNTRAINED``, never clean."""
     stopped = report.interruption
     if stopped is not None and stopped.cause == "SIGTERM":
         return ExitStatus.TERMINATED
     if (stopped is not None and stopped.cause != "unfinished") or analysis_stopped:
         return ExitStatus.INTERRUPTED
+    if report.status in ("clean", "untrained") and report.exit_code:
+        return report.exit_code
+    if report.status == "untrained":
+        return ExitStatus.UNTRAINED
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED
 
 

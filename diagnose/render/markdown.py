@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
+    UNTRAINED_HINT,
     diverging_note,
+    exit_note,
     flags,
     learning_note,
     num,
@@ -14,6 +16,7 @@ from diagnose.render.numbers import (
     steps_seen,
     stopped_note,
     together,
+    untrained_note,
     where,
 )
 from diagnose.report import Event, Report
@@ -74,10 +77,15 @@ def _verdict(report: Report) -> list[str]:
             f"seen in {steps_seen(report)} before it stopped.",
             *_diverging(report),
         ]
+    if report.status == "untrained":
+        note = untrained_note(report)
+        return [f"**{_cell(note[0].upper() + note[1:])}**: {UNTRAINED_HINT}."]
     if report.status == "clean" or event is None:
         weak = [f"\nBut {_cell(learned.headline)}."] if learned else []
+        exited = exit_note(report)
+        head = f"**Clean run, but {exited}**" if exited else "**Clean run**"
         return [
-            f"**Clean run**: no inf/nan seen in {steps_seen(report)}.",
+            f"{head}: no inf/nan seen in {steps_seen(report)}.",
             *_diverging(report),
             *weak,
         ]

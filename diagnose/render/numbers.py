@@ -25,6 +25,7 @@ __all__ = [
     "stats_of",
     "steps_seen",
     "together",
+    "untrained_note",
     "where",
 ]
 
@@ -133,6 +134,24 @@ def stopped_note(report: Report) -> str | None:
     if stopped is None:
         return None
     return (stopped.message.splitlines() or [stopped.cause])[0]  # the verdict is one line
+
+
+def untrained_note(report: Report) -> str:
+    """For a run that took no training step: how the script ended, for the verdict's first
+    line (raw text: the caller escapes it)."""
+    code = report.exit_code
+    how = f"exited with status {code}" if code else "ended"
+    return f"never trained: the script {how} before its first training step"
+
+
+UNTRAINED_HINT = "nothing was checked; the script's own output above says why it stopped"
+
+
+def exit_note(report: Report) -> str | None:
+    """For a clean run whose script then exited non-zero: what the verdict adds (raw text)."""
+    if report.status != "clean" or not report.exit_code:
+        return None
+    return f"the script exited with status {report.exit_code}"
 
 
 @dataclass

@@ -7,7 +7,9 @@ import textwrap
 
 from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
+    UNTRAINED_HINT,
     diverging_note,
+    exit_note,
     flags,
     learning_note,
     num,
@@ -19,6 +21,7 @@ from diagnose.render.numbers import (
     steps_seen,
     stopped_note,
     together,
+    untrained_note,
     where,
 )
 from diagnose.report import Event, Fix, Frame, Report, TensorStats
@@ -127,13 +130,16 @@ def _verdict(report: Report, s: _Style) -> list[str]:
             f"  no inf/nan seen in {steps_seen(report)} before it stopped.",
         ]
         return lines + _diverging(report, s)
+    if report.status == "untrained":
+        return [s.yellow(f"diagnose: {script}: {untrained_note(report)}"), f"  {UNTRAINED_HINT}."]
     if report.status == "clean" or event is None:
+        seen = f" — no inf/nan seen in {steps_seen(report)}."
+        exited = exit_note(report)
         lines = [
-            s.green(f"diagnose: {script}: clean run")
-            + f" — no inf/nan seen in {steps_seen(report)}."
+            s.yellow(f"diagnose: {script}: {exited} after a clean run") + seen
+            if exited
+            else s.green(f"diagnose: {script}: clean run") + seen
         ]
-        if report.exit_code:
-            lines.append(f"  the script then exited with status {report.exit_code}.")
         weak = [s.yellow(f"  but {safe(learned.headline)}")] if learned else []
         return lines + _diverging(report, s) + weak
     if event.kind == "exception":

@@ -27,7 +27,7 @@ class Verdict(Static):
             lines.append(Text.assemble(("where   ", "bold"), where(report)))
             if report.event.kind == "exception" or report.status == "exception":
                 lines.append(Text.assemble(("error   ", "bold"), _first_line(report.event.message)))
-        if report.status != "clean" or report.symptoms:
+        if report.status not in ("clean", "untrained") or report.symptoms:
             lines.append(
                 Text.assemble(
                     ("symptom ", "bold"),
