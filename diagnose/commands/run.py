@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--report", type=Path, metavar="PATH", help="also write the JSON report to PATH"
+        "--report",
+        type=Path,
+        metavar="PATH",
+        help="write the JSON report to PATH (default: a new file in $DIAGNOSE_REPORT_DIR, "
+        "else ~/.local/state/diagnose/reports, which `diagnose show` opens)",
     )
     add_format_argument(parser)
     parser.add_argument(
@@ -110,17 +114,36 @@ def main(args: argparse.Namespace) -> int:
     for path in [*args.dataset, *args.rules]:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-    target = ReportFile.check(args.report) if args.report else None
-    if target is not None:
-        options.before_run = target.claim
-    if args.nproc is not None and args.nproc > 1:
-        return _run_launched(args, options, target, choose_format(args.format))
     from diagnose.distributed.context import DistContext
 
-    ctx = DistContext.from_env()
+    launched = args.nproc is not None and args.nproc > 1
+    ctx = None if launched else DistContext.from_env()
+    target = (
+        ReportFile.check(args.report)
+        if args.report
+        else _default_target(args.script, None if ctx is None else ctx.rank)
+    )
+    if target is not None:
+        options.before_run = target.claim
+    if launched:
+        return _run_launched(args, options, target, choose_format(args.format))
     if ctx is not None:  # one rank of a torchrun launch: the ranks share the terminal
         return _run_rank(ctx, args, options, target, choose_format(args.format, ui=False))
     return _run_here(args, options, target, choose_format(args.format))
+
+
+def _default_target(script: str, rank: int | None) -> ReportFile | None:
+    """Where the report is kept without ``--report`` (``diagnose.reportstore``); None, said
+    in one line, when that folder cannot be written: the run goes on without a copy."""
+    from diagnose.reportstore import StoreError, new_report_path
+
+    try:
+        target = ReportFile.check(new_report_path(script, rank))
+    except (StoreError, UsageError) as exc:
+        _say(f"not keeping this run's report: {exc}")
+        return None
+    target.default = True
+    return target
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -241,19 +264,32 @@ def _emit(
     """Write ``--report``, show the report on the real stdout, and return the exit status.
 
     A report that cannot be written is said in one line; the diagnosis is shown all the same.
+    The line comes after what is shown, so that it is the last thing on the terminal once
+    the UI has quit.
     """
-    if target is not None:
-        if target.write(report):
-            print(f"diagnose: report written to {one_line(target.path)}", file=sys.stderr)
-        else:
-            print(
-                f"diagnose: could not write the report to {one_line(target.path)}: "
-                f"{one_line(target.failure)}",
-                file=sys.stderr,
-            )
-    with contextlib.redirect_stdout(stdout):
-        show(report, fmt, report_path=target.path if target is not None else None)
+    written = target is not None and target.write(report)
+    if target is not None and target.default:
+        from diagnose.reportstore import prune
+
+        prune()
+    try:
+        with contextlib.redirect_stdout(stdout):
+            show(report, fmt, report_path=target.path if written and target else None)
+    finally:
+        if target is not None:
+            _said_where(target, written)
     return exit_status(report, analysis_stopped)
+
+
+def _said_where(target: ReportFile, written: bool) -> None:
+    """One line on stderr: where the report is, or why it is not there."""
+    path = one_line(target.path)
+    if not written:
+        _say(f"could not write the report to {path}: {one_line(target.failure)}")
+    elif target.default:
+        _say(f"report kept in {path} (`diagnose show` opens the newest)")
+    else:
+        _say(f"report written to {path}")
 
 
 def exit_status(report, analysis_stopped: bool = False) -> int:
