@@ -139,7 +139,16 @@ class StepRecord(_Model):
         description="Total norm of the parameter gradients; where a clip by norm ran, the norm "
         "it measured before clipping.",
     )
-    max_activation: float | None = None
+    max_activation: float | None = Field(
+        None,
+        description="Largest |x| of any module's output (loss modules left out); measured on "
+        "detailed steps only, null on a light step.",
+    )
+    max_output: float | None = Field(
+        None,
+        description="Largest |x| of the model's own outputs (its root calls; loss modules left "
+        "out), measured on every step; null in reports written before it existed.",
+    )
     lr: float | None = None
     loss_scale: float | None = None
     skipped: bool = Field(False, description="True when a GradScaler skipped this step.")
@@ -148,14 +157,15 @@ class StepRecord(_Model):
         True,
         description=(
             "True when every module call was watched this step; False on a light step, where "
-            "max_activation covers only the model's outputs."
+            "only the model's outputs are (max_output) and max_activation is null."
         ),
     )
     summary: StepSummary | None = Field(
         None,
         description=(
             "Set on a row that stands for the steps step..summary.last_step of a long run's "
-            "middle: loss and grad_norm are then their means, max_activation the largest, lr the "
+            "middle: loss and grad_norm are then their means, max_activation and max_output the "
+            "largest measured, lr the "
             "last, loss_scale the smallest, skipped and near_limit true if any step was."
         ),
     )

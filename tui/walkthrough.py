@@ -96,7 +96,8 @@ def _trend(report: Report) -> Text:
     for attr, label in (
         ("loss", "loss"),
         ("grad_norm", "grad norm"),
-        ("max_activation", "largest |activation|"),
+        ("max_activation", "largest |activation| (detailed steps)"),
+        ("max_output", "largest |model output|"),
         ("loss_scale", "loss scale"),
     ):
         values = [getattr(h, attr) for h in history if getattr(h, attr) is not None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
+    HISTORY_COLUMNS,
     UNTRAINED_HINT,
     diverging_note,
     exit_note,
@@ -206,14 +207,16 @@ def _history(report: Report) -> list[str]:
     if report.history_note:
         out += [_cell(report.history_note.message), ""]
     out += [
-        "| step | loss | grad norm | max abs act | lr | loss scale |",
-        "|---|---|---|---|---|---|",
+        "| step | loss | grad norm | max abs act | max abs out | lr | loss scale |",
+        "|---|---|---|---|---|---|---|",
     ]
     for rec in report.history[-20:]:
         out.append(
             f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
-            f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |"
+            f"{num(rec.max_activation)} | {num(rec.max_output)} | {num(rec.lr)} | "
+            f"{num(rec.loss_scale)} |"
         )
+    out += ["", f"_{HISTORY_COLUMNS}_"]
     return out
 
 

@@ -144,6 +144,10 @@ def untrained_note(report: Report) -> str:
     return f"never trained: the script {how} before its first training step"
 
 
+HISTORY_COLUMNS = (
+    "max |act|: any module's output, on steps traced in detail (- otherwise); "
+    "max |out|: the model's outputs"
+)
 UNTRAINED_HINT = "nothing was checked; the script's own output above says why it stopped"
 
 

@@ -7,6 +7,7 @@ import textwrap
 
 from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
+    HISTORY_COLUMNS,
     UNTRAINED_HINT,
     diverging_note,
     exit_note,
@@ -286,7 +287,7 @@ def _dtype(stats: TensorStats | None) -> str:
 
 def _history(report: Report, s: _Style) -> list[str]:
     shown = report.history[-MAX_HISTORY_SHOWN:]
-    rows = [("step", "loss", "grad norm", "max |act|", "lr", "loss scale", "notes")]
+    rows = [("step", "loss", "grad norm", "max |act|", "max |out|", "lr", "loss scale", "notes")]
     for rec in shown:
         notes = ", ".join(
             n
@@ -299,6 +300,7 @@ def _history(report: Report, s: _Style) -> list[str]:
                 num(rec.loss),
                 num(rec.grad_norm),
                 num(rec.max_activation),
+                num(rec.max_output),
                 num(rec.lr),
                 num(rec.loss_scale),
                 notes,
@@ -306,7 +308,7 @@ def _history(report: Report, s: _Style) -> list[str]:
         )
     title = f"History (last {len(shown)} of {report.steps_recorded} steps)"
     note = [f"  {safe(report.history_note.message)}"] if report.history_note else []
-    return [s.bold(title), *note, *_table(rows)]
+    return [s.bold(title), *note, *_table(rows), s.dim(f"  {HISTORY_COLUMNS}")]
 
 
 def _config(report: Report, s: _Style) -> list[str]:
