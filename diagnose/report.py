@@ -193,6 +193,11 @@ class InputValues(_Model):
     figures its ``details`` line writes in words)."""
 
     name: str = Field(description='Role of the input, as in op_inputs ("input[0]").')
+    role: str | None = Field(
+        None,
+        description='The op\'s parameter it was passed as ("input", "weight", "bias", '
+        '"target"), from the op\'s signature; null when it cannot be told.',
+    )
     dtype: str | None = None
     min: float | None = Field(None, description="Smallest finite signed value.")
     max: float | None = Field(None, description="Largest finite signed value.")

@@ -109,7 +109,7 @@ def test_a_hand_written_loss_names_the_op_and_the_line(script, step, op, line_te
 
 def test_log_of_underflowed_softmax_says_it_received_zero():
     report, _ = trace("log_softmax_ce.py")
-    assert "log received min |x| = 0" in report.event.message
+    assert "log received input min |x| = 0" in report.event.message
     assert report.event.op_inputs[0].abs_max == 1.0
 
 
