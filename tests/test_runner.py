@@ -169,7 +169,10 @@ def test_a_script_that_exits_before_its_first_step_is_untrained(tmp_path, argv, 
     assert report["exit_code"] == (2 if code == 2 else 0)
     text = run_cli("--format", "text", str(script), *argv)
     assert text.returncode == code
-    first = next(line for line in text.stdout.splitlines() if line.startswith("diagnose:"))
+    lines = text.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("diagnose:"))
+    assert len(lines[at]) <= 120
+    first = " ".join(line.strip() for line in lines[at : at + 2])  # a long path: two lines
     assert "clean" not in text.stdout
     assert "never trained" in first and "before its first training step" in first
     assert ("exited with status 2" in first) == (code == 2)

@@ -78,6 +78,8 @@ def _born(report: Report, palette: Palette) -> Text:
             text.append_text(literal(s.name))
             text.append(f"  |x| max {magnitude(s, 'abs_max')}  headroom {num(s.headroom)}")
     for detail in event.details:
+        if detail in event.message:
+            continue  # the verdict step said it
         text.append("\n• ")
         text.append_text(literal(detail))
     frame = producer_frame(report.frames)

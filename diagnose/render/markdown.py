@@ -115,7 +115,7 @@ def _nonfinite(event: Event) -> list[str]:
         out.append(f"- rank: {event.rank}")
     if event.location and event.location.code:
         out.append(f"- code: `{_cell(event.location.code.strip())}`")
-    out += [f"- {_cell(d)}" for d in event.details]
+    out += [f"- {_cell(d)}" for d in event.details if d not in event.message]  # said once
     if event.sample_indices:
         label = (
             f"dataset samples that overflowed {_cell(event.batch_cast.dtype)}"

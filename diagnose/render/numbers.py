@@ -66,6 +66,40 @@ def where(event: Event) -> str:
     return ", ".join(parts) or "unknown place"
 
 
+FIRST_LINE = 120  # the verdict's first line, read once: longer is said on the next line
+
+
+def split_first(line: str, width: int = FIRST_LINE) -> tuple[str, str | None]:
+    """``line`` cut to at most ``width`` characters at the last "; ", ": ", ", " or space that
+    fits, and the rest (None when it all fits)."""
+    if len(line) <= width:
+        return line, None
+    for mark in ("; ", ": ", ", ", " "):
+        at = line.rfind(mark, 0, width - len(mark.rstrip()) + 1)
+        if at > width // 3:
+            cut = at + len(mark.rstrip())
+            return line[:cut], line[cut:].strip()
+    return line[: width - 1] + "…", "…" + line[width - 1 :]
+
+
+def born_headline(event: Event) -> str:
+    """'inf born at step 0 in forward: 0 (Linear, float16), op linear' (safe text), for the
+    first line of a non-finite verdict: the message with its numbers follows."""
+    step = "?" if event.step is None else str(event.step)
+    text = f"{safe(event.value or 'inf/nan')} born at step {step}"
+    if event.phase:
+        text += f" in {safe(event.phase)}"
+    parts = []
+    if event.module:
+        dtype = f", {safe(event.dtype.replace('torch.', ''))}" if event.dtype else ""
+        parts.append(f"{safe(event.module)} ({safe(event.module_type or '?')}{dtype})")
+    elif event.dtype:
+        parts.append(safe(event.dtype.replace("torch.", "")))
+    if event.op:
+        parts.append(f"op {safe(event.op)}")
+    return f"{text}: {', '.join(parts)}" if parts else text
+
+
 def flags(stats: TensorStats | None) -> str:
     if stats is None:
         return ""

@@ -9,6 +9,7 @@ from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
     HISTORY_COLUMNS,
     UNTRAINED_HINT,
+    born_headline,
     diverging_note,
     exit_note,
     flags,
@@ -18,17 +19,18 @@ from diagnose.render.numbers import (
     optimizer_and_lr,
     producer_frame,
     safe,
+    split_first,
     stats_of,
     steps_seen,
     stopped_note,
     together,
     untrained_note,
-    where,
 )
 from diagnose.report import Event, Fix, Frame, Report, TensorStats
 
 MAX_FRAMES_SHOWN = 21
 MAX_HISTORY_SHOWN = 8
+WRAP = 92  # the width prose is wrapped to
 
 
 class _Style:
@@ -62,12 +64,14 @@ def render_text(report: Report, *, color: bool = False) -> str:
     out += _verdict(report, s)
     for warning in report.warnings:
         out.append(f"warning: {safe(warning)}")
-    out += _symptoms(report, s)
+    said = {line.strip() for line in out}  # each sentence is said once: later sections skip it
+    out += _symptoms(report, s, said)
+    said |= {safe(e) for symptom in report.symptoms for e in symptom.evidence}
     out += _learning(report, s)
     if report.fixes:
         out += ["", s.bold("Fixes, best first")]
         for rank, fix in enumerate(report.fixes, 1):
-            out += _fix(rank, fix, s, full=rank <= 3)
+            out += _fix(rank, fix, s, full=rank <= 3, said=said)
         both = together(report)
         if both is not None:
             ids = " and ".join(f"[{safe(i)}]" for i in both.fix_ids)
@@ -83,14 +87,15 @@ def render_text(report: Report, *, color: bool = False) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _symptoms(report: Report, s: _Style) -> list[str]:
+def _symptoms(report: Report, s: _Style, said: set[str]) -> list[str]:
+    """Each symptom with its evidence, less what the verdict already said word for word."""
     if not report.symptoms:
         return []
     out = ["", s.bold("Symptoms")]
     for symptom in report.symptoms:
         title = f" — {safe(symptom.title)}" if symptom.title else ""
         out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
-        out += [f"      {safe(e)}" for e in symptom.evidence]
+        out += [f"      {safe(e)}" for e in symptom.evidence if safe(e) not in said]
     return out
 
 
@@ -120,8 +125,10 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     event = report.event
     learned = learning_note(report)
     if learned is not None and learned.broken:
+        first, rest = split_first(f"diagnose: {script}: {safe(learned.headline)}")
         return [
-            s.red(f"diagnose: {script}: {safe(learned.headline)}"),
+            s.red(first),
+            *([f"  {rest}"] if rest else []),
             f"  {safe(learned.evidence)}",
             f"  {safe(learned.basis)}",
         ]
@@ -132,7 +139,8 @@ def _verdict(report: Report, s: _Style) -> list[str]:
         ]
         return lines + _diverging(report, s)
     if report.status == "untrained":
-        return [s.yellow(f"diagnose: {script}: {untrained_note(report)}"), f"  {UNTRAINED_HINT}."]
+        first, rest = split_first(f"diagnose: {script}: {untrained_note(report)}")
+        return [s.yellow(first), *([f"  {rest}"] if rest else []), f"  {UNTRAINED_HINT}."]
     if report.status == "clean" or event is None:
         seen = f" — no inf/nan seen in {steps_seen(report)}."
         exited = exit_note(report)
@@ -154,10 +162,10 @@ def _diverging(report: Report, s: _Style) -> list[str]:
 
 
 def _exception(script: str, event: Event, s: _Style) -> list[str]:
-    head = s.red(
+    first, rest = split_first(
         f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}"
     )
-    lines = [head, f"  {safe(event.message)}"]
+    lines = [s.red(first), *([f"  {rest}"] if rest else []), f"  {safe(event.message)}"]
     lines += [f"  {safe(d)}" for d in event.details]
     if event.location:
         lines.append(f"  at {safe(event.location.file)}:{event.location.line}")
@@ -167,16 +175,24 @@ def _exception(script: str, event: Event, s: _Style) -> list[str]:
 
 
 def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str]:
-    lines = [s.red(f"diagnose: {script}: {safe(event.message)}")]
-    step = "?" if event.step is None else str(event.step)
-    lines.append(f"  born at: step {step}, phase {safe(event.phase or '?')}, {where(event)}")
+    first, rest = split_first(f"diagnose: {script}: {born_headline(event)}")
+    lines = [s.red(first), *([f"  {rest}"] if rest else [])]
+    if event.location:
+        lines.append(f"  at:      {safe(event.location.file)}:{event.location.line}")
     if event.location and event.location.code:
         lines.append(f"  code:    {safe(event.location.code.strip())}")
     if event.location and event.location.via:
         lines.append(f"  inside:  {safe(event.location.via)} (library code your line called)")
     if event.rank is not None:
         lines.append(f"  rank:    {event.rank}")
-    lines += [f"  - {safe(detail)}" for detail in event.details]
+    lines += textwrap.wrap(
+        safe(event.message),
+        width=WRAP,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+    )
+    lines += [f"  - {safe(detail)}" for detail in event.details if detail not in event.message]
     if event.sample_indices:
         shown = ", ".join(str(i) for i in event.sample_indices[:20])
         more = " ..." if len(event.sample_indices) > 20 else ""
@@ -192,7 +208,7 @@ def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str
     return lines
 
 
-def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
+def _fix(rank: int, fix: Fix, s: _Style, *, full: bool, said: set[str]) -> list[str]:
     verified = {True: " verified", False: " did not fix it in a re-run", None: ""}[fix.verified]
     lines = [
         f"  {rank}. {s.bold(safe(fix.title))} [{safe(fix.id)}] score {fix.score:.2f}{verified}"
@@ -202,11 +218,11 @@ def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
     if not full:
         return lines
     lines += textwrap.wrap(
-        safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     "
+        safe(fix.why), width=WRAP, initial_indent="     ", subsequent_indent="     "
     )
     if fix.rules:
         lines.append(s.dim(f"     rules: {safe(', '.join(fix.rules))}"))
-    for evidence in fix.evidence[:4]:
+    for evidence in [e for e in fix.evidence if safe(e) not in said][:4]:
         lines.append(s.dim(f"     evidence: {safe(evidence)}"))
     if fix.patch:
         target = "your script" if not fix.patch_file else safe(one_line(fix.patch_file))
