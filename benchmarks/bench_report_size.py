@@ -22,12 +22,13 @@ def _row(step: int) -> tuple:
         step,
         loss,
         0.37 + 1e-3 * (step % 97),
-        3.2 + 1e-2 * (step % 13),
+        3.2 + 1e-2 * (step % 13) if step % 16 == 0 else None,  # detailed steps only
         1e-3,
         65536.0,
         False,
         False,
         step % 16 == 0,
+        1.5 + 1e-2 * (step % 7),
     )
 
 

@@ -1,5 +1,3 @@
-import sys
+from diagnose.cli import entry
 
-from diagnose.cli import main
-
-sys.exit(main())
+entry()

@@ -8,11 +8,13 @@ Each subcommand lives in ``diagnose.commands.<name>`` with ``add_arguments(parse
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 import traceback
 from collections.abc import Collection, Sequence
+from typing import NoReturn
 
 from diagnose.errors import ExitStatus, UsageError
 from diagnose.helptext import HelpFormatter, plain
@@ -216,5 +218,35 @@ def _version() -> str:
         return "0+checkout"
 
 
+def entry() -> NoReturn:
+    """The console script and ``python -m diagnose``: ``main()``, then the process ends.
+
+    After a traced run the interpreter's own teardown of the modules a run loads (torch,
+    sympy, the analysis) takes seconds, after the report was shown and the UI quit: the
+    shell would wait that long for nothing. What a normal exit does that matters is done
+    here, in its order (the script's non-daemon threads joined, its ``atexit`` handlers run:
+    a logger's flush, an experiment tracker's upload, the output flushed), then the process
+    ends without the teardown.
+    """
+    status = main()
+    finish(status)
+
+
+def finish(status: int) -> NoReturn:
+    """End the process with ``status`` as a normal exit would, minus the module teardown."""
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is None:  # not CPython's threading: let the interpreter exit as usual
+        sys.exit(status)
+    shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(status & 0xFF)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -7,8 +7,12 @@ from pathlib import Path
 
 
 class ExitStatus(IntEnum):
-    CLEAN = 0  # a clean run, a valid dataset, a match found
+    CLEAN = 0  # a clean run that trained, a valid dataset, a match found
     DIAGNOSED = 1  # a problem was diagnosed: non-finite event, script exception, bad records
+    # A run that took no training step and whose script exited 0 (its ``--help``, a guard
+    # that returned early): never clean, and nothing else to say by its status. A script that
+    # exited non-zero on its own, untrained or after a healthy run, gives its own status.
+    UNTRAINED = 1
     USAGE = 2  # diagnose's own usage or input error
     INTERNAL = 70  # EX_SOFTWARE: a bug in diagnose itself (one line; --debug adds the traceback)
     HANGUP = 129  # 128 + SIGHUP: the run was stopped by SIGHUP (its terminal went away)

@@ -35,7 +35,7 @@ from diagnose.trainconfig import (  # noqa: F401 (GradClip: part of the model)
 
 REPORT_VERSION = 1
 
-Status = Literal["clean", "nonfinite", "exception", "interrupted", "silent"]
+Status = Literal["clean", "nonfinite", "exception", "interrupted", "silent", "untrained"]
 Phase = Literal["input", "forward", "loss", "backward", "optimizer"]
 
 
@@ -140,7 +140,16 @@ class StepRecord(_Model):
         description="Total norm of the parameter gradients; where a clip by norm ran, the norm "
         "it measured before clipping.",
     )
-    max_activation: float | None = None
+    max_activation: float | None = Field(
+        None,
+        description="Largest |x| of any module's output (loss modules left out); measured on "
+        "detailed steps only, null on a light step.",
+    )
+    max_output: float | None = Field(
+        None,
+        description="Largest |x| of the model's own outputs (its root calls; loss modules left "
+        "out), measured on every step; null in reports written before it existed.",
+    )
     lr: float | None = None
     loss_scale: float | None = None
     skipped: bool = Field(False, description="True when a GradScaler skipped this step.")
@@ -149,14 +158,15 @@ class StepRecord(_Model):
         True,
         description=(
             "True when every module call was watched this step; False on a light step, where "
-            "max_activation covers only the model's outputs."
+            "only the model's outputs are (max_output) and max_activation is null."
         ),
     )
     summary: StepSummary | None = Field(
         None,
         description=(
             "Set on a row that stands for the steps step..summary.last_step of a long run's "
-            "middle: loss and grad_norm are then their means, max_activation the largest, lr the "
+            "middle: loss and grad_norm are then their means, max_activation and max_output the "
+            "largest measured, lr the "
             "last, loss_scale the smallest, skipped and near_limit true if any step was."
         ),
     )
@@ -184,6 +194,11 @@ class InputValues(_Model):
     figures its ``details`` line writes in words)."""
 
     name: str = Field(description='Role of the input, as in op_inputs ("input[0]").')
+    role: str | None = Field(
+        None,
+        description='The op\'s parameter it was passed as ("input", "weight", "bias", '
+        '"target"), from the op\'s signature; null when it cannot be told.',
+    )
     dtype: str | None = None
     min: float | None = Field(None, description="Smallest finite signed value.")
     max: float | None = Field(None, description="Largest finite signed value.")
@@ -713,7 +728,10 @@ class Learning(_Model):
 
 class Report(_Model):
     version: int = REPORT_VERSION
-    status: Status
+    status: Status = Field(
+        description='"untrained": the script ended (returned or exited) before its first '
+        "training step, so nothing was checked; never reported as clean."
+    )
     script: ScriptInfo
     event: Event | None = None
     frames: list[Frame] = Field(default_factory=list)
@@ -753,8 +771,9 @@ class Report(_Model):
     )
     exit_code: int | None = Field(
         None,
-        description="The status the script asked to exit with (sys.exit, SystemExit, exit()) "
-        "after the run; a clean run that exited 3 is clean and keeps 3 here.",
+        description="The status the script asked to exit with (sys.exit, SystemExit, exit()); "
+        "null when it returned. A clean run that exited 3 is clean and keeps 3 here; a script "
+        'that exited before its first training step (argparse\'s 2) is "untrained".',
     )
 
     @property

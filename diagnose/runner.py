@@ -255,6 +255,7 @@ def _run(script: Path, argv: list[str], options: RunOptions, info: ScriptInfo) -
         report.event.crash = _explain_crash(outcome, script)
     if stopped is not None:
         mark_interrupted(report, stopped, tracer.step)
+    mark_untrained(report)
     return report
 
 
@@ -299,6 +300,13 @@ def _end_forked_child() -> None:
     real_exit(code)
 
 
+def mark_untrained(report: Report) -> None:
+    """A run that ended before its first training step checked nothing: it is "untrained",
+    never clean (a mistyped flag that made argparse exit 2, the script's own ``--help``)."""
+    if report.status == "clean" and not report.history and report.interruption is None:
+        report.status = "untrained"
+
+
 def mark_interrupted(report: Report, cause: str, step: int) -> None:
     """The run was stopped from outside: say so, and how far it got. What the tracer had
     already found (a non-finite event the script caught and went on from) stays the status."""
@@ -322,6 +330,7 @@ def _on_hard_exit(
     if options.on_hard_exit is None:
         return
     report = tracer.report()
+    report.exit_code = code
     if code != 0 and report.status != "nonfinite":
         report.status = "exception"
         report.event = Event(
@@ -330,6 +339,7 @@ def _on_hard_exit(
             message=f"the script called os._exit({code})",
             location=_caller_location(script),
         )
+    mark_untrained(report)
     options.on_hard_exit(_stamp(report, info), code)
 
 

@@ -270,6 +270,13 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
                 f"recorded (a fix counts when the run stays finite and its loss falls){but}"[:200],
             )
         return Outcome(loss[1], f"patched run stayed finite for {steps}; {loss[0]}{but}"[:200])
+    if status == "untrained":
+        code = data.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool) and code:
+            return Outcome(
+                False, f"patched run exited with status {code} before its first training step"
+            )
+        return Outcome(None, "not verified: the patched run took no training step")
     if status == "interrupted":
         cause = (data.get("interruption") or {}).get("cause")
         if cause == "unfinished":

@@ -2,7 +2,7 @@
 own result to a shell does (3 by default, `--status 0` for success).
 
 No root cause: this script must produce no event and no fix; diagnose reports a clean run
-that exited with that status, and exits 0 itself.
+that exited with that status, and exits with it too, as the script alone would.
 """
 
 import argparse

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,11 @@ import pytest
 # The suite runs two tests at a time (pytest -n 2) and most start torch processes of their
 # own: one intra-op thread each keeps them from oversubscribing a small machine's cores.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Every run keeps its report (diagnose.reportstore): the suite's go to a folder of its own,
+# never to the user's ~/.local/state; a test about that folder points it at its tmp_path.
+_REPORTS = tempfile.mkdtemp(prefix="diagnose-test-reports-")
+os.environ["DIAGNOSE_REPORT_DIR"] = _REPORTS
+atexit.register(shutil.rmtree, _REPORTS, True)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from diagnose.errors import UsageError
+from diagnose.errors import ExitStatus, UsageError
 from diagnose.runner import check_script
 from tests.conftest import run_cli
 
@@ -60,10 +60,10 @@ def test_script_gets_its_own_argv_main_and_path(tmp_path):
         "print('ARGV', sys.argv[1:], helper_mod.VALUE + 1)\n"
     )
     result = run_cli("--format", "json", str(script), "--lr", "1", "-x")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == ExitStatus.UNTRAINED, result.stderr
     assert "ARGV ['--lr', '1', '-x'] 42" in result.stderr  # script output kept, off the JSON
     report = json.loads(result.stdout)
-    assert report["status"] == "clean"
+    assert report["status"] == "untrained"
     assert report["script"]["argv"] == ["--lr", "1", "-x"]
 
 
@@ -72,7 +72,7 @@ def test_the_report_names_the_packages_the_run_imported_outside_the_standard_lib
     script = tmp_path / "train.py"
     script.write_text("import torch, userlib_pkg\nprint(torch.ones(1))\n")
     result = run_cli("--format", "json", str(script))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == ExitStatus.UNTRAINED, result.stderr
     libraries = json.loads(result.stdout)["config"]["libraries"]
     assert {"torch", "userlib_pkg"} <= set(libraries)
     assert not {"json", "sys", "diagnose"} & set(libraries)
@@ -98,7 +98,7 @@ def test_a_model_updated_by_hand_still_tells_the_runs_precision(tmp_path):
 
 
 @pytest.mark.parametrize("exit_line", ["sys.exit(3)", "raise SystemExit(3)", "exit(3)"])
-def test_a_healthy_run_that_exits_3_is_clean_and_keeps_its_status(tmp_path, exit_line):
+def test_a_healthy_run_that_exits_3_is_clean_and_exits_3(tmp_path, exit_line):
     script = tmp_path / "train.py"
     script.write_text(
         "import sys, torch\n"
@@ -111,21 +111,90 @@ def test_a_healthy_run_that_exits_3_is_clean_and_keeps_its_status(tmp_path, exit
         f"{exit_line}\n"
     )
     result = run_cli("--format", "json", str(script))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr
     report = json.loads(result.stdout)
     assert report["status"] == "clean" and report["event"] is None
     assert report["exit_code"] == 3
     assert len(report["history"]) == 3
     text = run_cli("--format", "text", str(script))
-    assert "clean run" in text.stdout and "exited with status 3" in text.stdout
+    assert text.returncode == 3
+    first = text.stdout.splitlines()[0]
+    assert "exited with status 3 after a clean run" in first and "3 optimizer steps" in first
+    markdown = run_cli("--format", "markdown", str(script))
+    assert "Clean run, but the script exited with status 3" in markdown.stdout
 
 
-def test_sys_exit_zero_is_a_clean_run(tmp_path):
+def test_sys_exit_zero_after_training_is_a_clean_run(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text("import sys\nsys.exit(0)\n")
+    script.write_text(
+        "import sys, torch\n"
+        "model = torch.nn.Linear(3, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model(torch.ones(2, 3)).pow(2).mean().backward()\n"
+        "opt.step()\n"
+        "sys.exit(0)\n"
+    )
     result = run_cli("--format", "json", str(script))
     assert result.returncode == 0
-    assert json.loads(result.stdout)["exit_code"] == 0
+    report = json.loads(result.stdout)
+    assert (report["status"], report["exit_code"]) == ("clean", 0)
+
+
+ARGPARSE_SCRIPT = """\
+import argparse, torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=0.1)
+args = parser.parse_args()
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.ones(2, 3)).pow(2).mean().backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "argv, code",
+    [(["--lrr", "0.1"], 2), (["--help"], ExitStatus.UNTRAINED)],
+    ids=["mistyped-flag", "script-help"],
+)
+def test_a_script_that_exits_before_its_first_step_is_untrained(tmp_path, argv, code):
+    script = tmp_path / "train.py"
+    script.write_text(ARGPARSE_SCRIPT)
+    result = run_cli("--format", "json", str(script), *argv)
+    assert result.returncode == code, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "untrained" and report["history"] == []
+    assert report["exit_code"] == (2 if code == 2 else 0)
+    text = run_cli("--format", "text", str(script), *argv)
+    assert text.returncode == code
+    lines = text.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("diagnose:"))
+    assert len(lines[at]) <= 120
+    first = " ".join(line.strip() for line in lines[at : at + 2])  # a long path: two lines
+    assert "clean" not in text.stdout
+    assert "never trained" in first and "before its first training step" in first
+    assert ("exited with status 2" in first) == (code == 2)
+
+
+def test_a_script_that_returns_without_training_is_untrained(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\nmodel = torch.nn.Linear(3, 1)\nprint(model(torch.ones(1, 3)))\n"
+    )
+    result = run_cli("--format", "json", str(script))
+    assert result.returncode == ExitStatus.UNTRAINED
+    report = json.loads(result.stdout)
+    assert (report["status"], report["exit_code"]) == ("untrained", None)
+
+
+def test_the_same_script_that_trains_is_clean(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(ARGPARSE_SCRIPT)
+    result = run_cli("--format", "json", str(script), "--lr", "0.01")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "clean"
 
 
 def test_exiting_while_handling_a_failure_reports_the_failure(tmp_path):

@@ -115,6 +115,29 @@ def test_the_patched_copy_still_imports_sibling_modules(tmp_path):
     assert report.fixes[0].verified is True, report.fixes[0].verify_note
 
 
+# One training step: a run that never trains is "untrained", which verifies nothing.
+ONE_STEP = (
+    "import torch\n"
+    "model = torch.nn.Linear(2, 1)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "model(torch.ones(1, 2)).sum().backward()\n"
+    "opt.step()\n"
+)
+
+
+def test_a_patched_run_that_never_trains_verifies_nothing():
+    from diagnose.verify import _judge
+
+    typo = _judge({"status": "untrained", "exit_code": 2, "history": []}, None)
+    assert typo.verified is False
+    assert typo.note == "patched run exited with status 2 before its first training step"
+    idle = _judge({"status": "untrained", "exit_code": None, "history": []}, None)
+    assert (idle.verified, idle.note) == (
+        None,
+        "not verified: the patched run took no training step",
+    )
+
+
 def test_a_changed_config_file_is_read_by_its_relative_path(tmp_path, monkeypatch):
     from diagnose.patches import PatchResult
     from diagnose.verify import run_change
@@ -125,6 +148,7 @@ def test_a_changed_config_file_is_read_by_its_relative_path(tmp_path, monkeypatc
     script = tmp_path / "train.py"
     script.write_text(
         "exec(open('conf/run.py').read())\nif bad:\n    raise RuntimeError('still bad')\n"
+        + ONE_STEP
     )
     monkeypatch.chdir(tmp_path)
     change = PatchResult("diff", "note", file=str(config), file_source="bad = False\n")
@@ -141,6 +165,7 @@ def test_a_changed_command_line_is_what_the_run_gets(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(
         "import sys\nif sys.argv[1:] != ['--ok=1']:\n    raise RuntimeError('wrong argv')\n"
+        + ONE_STEP
     )
     outcome = run_change(script, PatchResult(None, "note", argv=["--ok=1"]), ["--ok=0"], None, 120)
     assert outcome.data["status"] != "exception" and outcome.verified is not False, outcome.note

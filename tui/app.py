@@ -99,7 +99,7 @@ class DiagnoseApp(App[int]):
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
         report = self.report
-        yield Verdict(report, id="verdict")
+        yield Verdict(report, self.report_path, id="verdict")
         with TabbedContent(initial="walkthrough", id="tabs"):
             with TabPane(TITLES["walkthrough"], id="walkthrough"):
                 yield WalkthroughView(report, id="walk")

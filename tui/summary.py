@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from diagnose.render.numbers import diverging_note, learning_note, stopped_note
+from diagnose.render.numbers import (
+    diverging_note,
+    exit_note,
+    learning_note,
+    stopped_note,
+    untrained_note,
+)
 from diagnose.report import Fix, Report, Symptom
 from tui.text import Palette, literal, num
 
@@ -30,6 +36,9 @@ def _finite(report: Report, palette: Palette) -> Text:
         ("✓ CLEAN", _bold(palette.success)),
         f"  no inf/nan and no exception in {steps} step{'s' * (steps != 1)}",
     )
+    exited = exit_note(report)
+    if exited:
+        text.append(f"; but {exited}", style=palette.warning)
     note = diverging_note(report)
     if note:
         text.append(f"; but {note}", style=palette.warning)
@@ -45,6 +54,10 @@ def headline(report: Report, palette: Palette) -> Text:
     if report.status == "interrupted" and event is None:
         text = Text.assemble(("⏸ INTERRUPTED", _bold(palette.warning)), "  ")
         text.append_text(literal(stopped_note(report) or "the run was stopped"))
+        return text
+    if report.status == "untrained":
+        text = Text.assemble(("○ UNTRAINED", _bold(palette.warning)), "  ")
+        text.append_text(literal(untrained_note(report)))
         return text
     if report.status in ("clean", "silent"):
         return _finite(report, palette)

@@ -25,6 +25,11 @@ class Step:
 
 def build_steps(report: Report, palette: Palette) -> list[Step]:
     steps = [Step("Verdict", _verdict(report, palette))]
+    if report.status == "untrained":
+        steps.append(
+            Step("Next", Text("Nothing was checked. q quits; the script's own output says why."))
+        )
+        return steps
     if report.status == "clean" or (report.status == "interrupted" and report.event is None):
         steps.append(Step("The run", _trend(report), "history"))
         steps.append(Step("Next", Text("Nothing to fix. q quits.")))
@@ -73,6 +78,8 @@ def _born(report: Report, palette: Palette) -> Text:
             text.append_text(literal(s.name))
             text.append(f"  |x| max {magnitude(s, 'abs_max')}  headroom {num(s.headroom)}")
     for detail in event.details:
+        if detail in event.message:
+            continue  # the verdict step said it
         text.append("\n• ")
         text.append_text(literal(detail))
     frame = producer_frame(report.frames)
@@ -91,7 +98,8 @@ def _trend(report: Report) -> Text:
     for attr, label in (
         ("loss", "loss"),
         ("grad_norm", "grad norm"),
-        ("max_activation", "largest |activation|"),
+        ("max_activation", "largest |activation| (detailed steps)"),
+        ("max_output", "largest |model output|"),
         ("loss_scale", "loss scale"),
     ):
         values = [getattr(h, attr) for h in history if getattr(h, attr) is not None]

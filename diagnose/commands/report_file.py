@@ -37,6 +37,7 @@ class ReportFile:
         self.path = Path(os.path.abspath(given) if self.stream else os.path.realpath(given))
         self.failure: str | None = None
         self._claimed = False  # the file at path is still the start-of-run report
+        self.default = False  # the default place (diagnose.reportstore), not --report's
 
     @classmethod
     def check(cls, given: Path, inputs: Iterable[RunInput] = ()) -> ReportFile:

@@ -1,8 +1,9 @@
 """Run a training script under the tracer: ``diagnose [OPTIONS] SCRIPT [SCRIPT_ARGS...]``.
 
 Everything after SCRIPT goes to the script untouched, as with ``python -m cProfile``.
-Exit status: 0 clean run, 1 a problem was diagnosed, 2 a usage or input error, 130 / 143 a
-run stopped by Ctrl-C / SIGTERM (its report holds what it saw so far).
+Exit status: 0 a clean run that trained, 1 a problem was diagnosed (or no training step ran),
+2 a usage or input error, 130 / 143 a run stopped by Ctrl-C / SIGTERM (its report holds what
+it saw so far); a script that exited non-zero on its own with nothing diagnosed: its status.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--report", type=Path, metavar="PATH", help="also write the JSON report to PATH"
+        "--report",
+        type=Path,
+        metavar="PATH",
+        help="write the JSON report to PATH (default: a new file in $DIAGNOSE_REPORT_DIR, "
+        "else ~/.local/state/diagnose/reports, which `diagnose show` opens)",
     )
     add_format_argument(parser)
     parser.add_argument(
@@ -110,14 +115,19 @@ def main(args: argparse.Namespace) -> int:
     for path in [*args.dataset, *args.rules]:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-    target = ReportFile.check(args.report, run_inputs(args)) if args.report else None
-    if target is not None:
-        options.before_run = target.claim
-    if args.nproc is not None and args.nproc > 1:
-        return _run_launched(args, options, target, choose_format(args.format))
     from diagnose.distributed.context import DistContext
 
-    ctx = DistContext.from_env()
+    launched = args.nproc is not None and args.nproc > 1
+    ctx = None if launched else DistContext.from_env()
+    target = (
+        ReportFile.check(args.report, run_inputs(args))
+        if args.report
+        else _default_target(args, None if ctx is None else ctx.rank)
+    )
+    if target is not None:
+        options.before_run = target.claim
+    if launched:
+        return _run_launched(args, options, target, choose_format(args.format))
     if ctx is not None:  # one rank of a torchrun launch: the ranks share the terminal
         return _run_rank(ctx, args, options, target, choose_format(args.format, ui=False))
     return _run_here(args, options, target, choose_format(args.format))
@@ -136,6 +146,20 @@ def run_inputs(args: argparse.Namespace) -> list[RunInput]:
         for value in {arg, arg.partition("=")[2]} - {""}:
             named.append(RunInput(value, "a file named in the script's arguments"))
     return named
+
+
+def _default_target(args: argparse.Namespace, rank: int | None) -> ReportFile | None:
+    """Where the report is kept without ``--report`` (``diagnose.reportstore``); None, said
+    in one line, when that folder cannot be written: the run goes on without a copy."""
+    from diagnose.reportstore import StoreError, new_report_path
+
+    try:
+        target = ReportFile.check(new_report_path(args.script, rank), run_inputs(args))
+    except (StoreError, UsageError) as exc:
+        _say(f"not keeping this run's report: {exc}")
+        return None
+    target.default = True
+    return target
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -310,24 +334,42 @@ def _emit(
     """Write ``--report``, show the report on the real stdout, and return the exit status.
 
     A report that cannot be written is said in one line; the diagnosis is shown all the same.
+    The line comes after what is shown, so that it is the last thing on the terminal once
+    the UI has quit.
     """
-    if target is not None:
-        if target.write(report):
-            print(f"diagnose: report written to {one_line(target.path)}", file=sys.stderr)
-        else:
-            print(
-                f"diagnose: could not write the report to {one_line(target.path)}: "
-                f"{one_line(target.failure)}",
-                file=sys.stderr,
-            )
-    with contextlib.redirect_stdout(stdout):
-        show(report, fmt, report_path=target.path if target is not None else None)
+    written = target is not None and target.write(report)
+    if target is not None and target.default:
+        from diagnose.reportstore import prune
+
+        prune()
+    try:
+        with contextlib.redirect_stdout(stdout):
+            show(report, fmt, report_path=target.path if written and target else None)
+    finally:
+        if target is not None:
+            _said_where(target, written)
     return exit_status(report, analysis_stopped)
 
 
+def _said_where(target: ReportFile, written: bool) -> None:
+    """One line on stderr: where the report is, or why it is not there."""
+    path = one_line(target.path)
+    if not written:
+        _say(f"could not write the report to {path}: {one_line(target.failure)}")
+    elif target.default:
+        _say(f"report kept in {path} (`diagnose show` opens the newest)")
+    else:
+        _say(f"report written to {path}")
+
+
 def exit_status(report, analysis_stopped: bool | str = False) -> int:
-    """0 clean, 1 diagnosed; a run (or its analysis) stopped by SIGTERM 143, by SIGHUP 129,
-    by Ctrl-C 130, as a shell reports a command ended by that signal."""
+    """0 a clean run that trained, 1 diagnosed; a run (or its analysis) stopped by SIGTERM 143,
+    by SIGHUP 129, by Ctrl-C 130, as a shell reports a command ended by that signal.
+
+    Where nothing was diagnosed (a clean run, or one that never trained) a script that
+    exited non-zero on its own gives its own status, so that a mistyped flag fails a CI job
+    or a sweep as it would without diagnose; an untrained run that exited 0 is
+    ``ExitStatus.UNTRAINED``, never clean."""
     stopped = report.interruption
     cause = stopped.cause if stopped is not None else analysis_stopped
     if cause == "SIGTERM":
@@ -336,6 +378,10 @@ def exit_status(report, analysis_stopped: bool | str = False) -> int:
         return ExitStatus.HANGUP
     if (stopped is not None and stopped.cause != "unfinished") or analysis_stopped:
         return ExitStatus.INTERRUPTED
+    if report.status in ("clean", "untrained") and report.exit_code:
+        return report.exit_code
+    if report.status == "untrained":
+        return ExitStatus.UNTRAINED
     return ExitStatus.CLEAN if report.status == "clean" else ExitStatus.DIAGNOSED
 
 

@@ -7,7 +7,8 @@ test checks that every fact ``extract_facts`` can produce is listed.
 from __future__ import annotations
 
 FACTS: dict[str, str] = {
-    "status": '"clean", "nonfinite", "exception" or "interrupted": the report\'s status',
+    "status": '"clean", "nonfinite", "exception", "interrupted" or "untrained": the report\'s '
+    "status",
     # the event
     "event.kind": '"nonfinite" or "exception"',
     "event.phase": '"input", "forward", "loss", "backward", "optimizer" (where the event was born)',

@@ -655,7 +655,10 @@ def _history_peak(
     """The per-step largest activations against ``best``, and the steps near the limit."""
     near = 0
     for record in history:
-        value = num(record.max_activation)
+        measured = [
+            v for v in (num(record.max_activation), num(record.max_output)) if v is not None
+        ]
+        value = max(measured) if measured else None
         if value is None or precision_dtype is None:
             continue
         ratio = value / DTYPE_MAX[precision_dtype]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
+    HISTORY_COLUMNS,
+    UNTRAINED_HINT,
     diverging_note,
+    exit_note,
     flags,
     learning_note,
     num,
@@ -14,6 +17,7 @@ from diagnose.render.numbers import (
     steps_seen,
     stopped_note,
     together,
+    untrained_note,
     where,
 )
 from diagnose.report import Event, Report
@@ -74,10 +78,15 @@ def _verdict(report: Report) -> list[str]:
             f"seen in {steps_seen(report)} before it stopped.",
             *_diverging(report),
         ]
+    if report.status == "untrained":
+        note = untrained_note(report)
+        return [f"**{_cell(note[0].upper() + note[1:])}**: {UNTRAINED_HINT}."]
     if report.status == "clean" or event is None:
         weak = [f"\nBut {_cell(learned.headline)}."] if learned else []
+        exited = exit_note(report)
+        head = f"**Clean run, but {exited}**" if exited else "**Clean run**"
         return [
-            f"**Clean run**: no inf/nan seen in {steps_seen(report)}.",
+            f"{head}: no inf/nan seen in {steps_seen(report)}.",
             *_diverging(report),
             *weak,
         ]
@@ -106,7 +115,7 @@ def _nonfinite(event: Event) -> list[str]:
         out.append(f"- rank: {event.rank}")
     if event.location and event.location.code:
         out.append(f"- code: `{_cell(event.location.code.strip())}`")
-    out += [f"- {_cell(d)}" for d in event.details]
+    out += [f"- {_cell(d)}" for d in event.details if d not in event.message]  # said once
     if event.sample_indices:
         label = (
             f"dataset samples that overflowed {_cell(event.batch_cast.dtype)}"
@@ -198,14 +207,16 @@ def _history(report: Report) -> list[str]:
     if report.history_note:
         out += [_cell(report.history_note.message), ""]
     out += [
-        "| step | loss | grad norm | max abs act | lr | loss scale |",
-        "|---|---|---|---|---|---|",
+        "| step | loss | grad norm | max abs act | max abs out | lr | loss scale |",
+        "|---|---|---|---|---|---|---|",
     ]
     for rec in report.history[-20:]:
         out.append(
             f"| {rec.step} | {num(rec.loss)} | {num(rec.grad_norm)} | "
-            f"{num(rec.max_activation)} | {num(rec.lr)} | {num(rec.loss_scale)} |"
+            f"{num(rec.max_activation)} | {num(rec.max_output)} | {num(rec.lr)} | "
+            f"{num(rec.loss_scale)} |"
         )
+    out += ["", f"_{HISTORY_COLUMNS}_"]
     return out
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "stats_of",
     "steps_seen",
     "together",
+    "untrained_note",
     "where",
 ]
 
@@ -63,6 +64,40 @@ def where(event: Event) -> str:
     if event.location:
         parts.append(f"{safe(event.location.file)}:{event.location.line}")
     return ", ".join(parts) or "unknown place"
+
+
+FIRST_LINE = 120  # the verdict's first line, read once: longer is said on the next line
+
+
+def split_first(line: str, width: int = FIRST_LINE) -> tuple[str, str | None]:
+    """``line`` cut to at most ``width`` characters at the last "; ", ": ", ", " or space that
+    fits, and the rest (None when it all fits)."""
+    if len(line) <= width:
+        return line, None
+    for mark in ("; ", ": ", ", ", " "):
+        at = line.rfind(mark, 0, width - len(mark.rstrip()) + 1)
+        if at > width // 3:
+            cut = at + len(mark.rstrip())
+            return line[:cut], line[cut:].strip()
+    return line[: width - 1] + "…", "…" + line[width - 1 :]
+
+
+def born_headline(event: Event) -> str:
+    """'inf born at step 0 in forward: 0 (Linear, float16), op linear' (safe text), for the
+    first line of a non-finite verdict: the message with its numbers follows."""
+    step = "?" if event.step is None else str(event.step)
+    text = f"{safe(event.value or 'inf/nan')} born at step {step}"
+    if event.phase:
+        text += f" in {safe(event.phase)}"
+    parts = []
+    if event.module:
+        dtype = f", {safe(event.dtype.replace('torch.', ''))}" if event.dtype else ""
+        parts.append(f"{safe(event.module)} ({safe(event.module_type or '?')}{dtype})")
+    elif event.dtype:
+        parts.append(safe(event.dtype.replace("torch.", "")))
+    if event.op:
+        parts.append(f"op {safe(event.op)}")
+    return f"{text}: {', '.join(parts)}" if parts else text
 
 
 def flags(stats: TensorStats | None) -> str:
@@ -133,6 +168,28 @@ def stopped_note(report: Report) -> str | None:
     if stopped is None:
         return None
     return (stopped.message.splitlines() or [stopped.cause])[0]  # the verdict is one line
+
+
+def untrained_note(report: Report) -> str:
+    """For a run that took no training step: how the script ended, for the verdict's first
+    line (raw text: the caller escapes it)."""
+    code = report.exit_code
+    how = f"exited with status {code}" if code else "ended"
+    return f"never trained: the script {how} before its first training step"
+
+
+HISTORY_COLUMNS = (
+    "max |act|: any module's output, on steps traced in detail (- otherwise); "
+    "max |out|: the model's outputs"
+)
+UNTRAINED_HINT = "nothing was checked; the script's own output above says why it stopped"
+
+
+def exit_note(report: Report) -> str | None:
+    """For a clean run whose script then exited non-zero: what the verdict adds (raw text)."""
+    if report.status != "clean" or not report.exit_code:
+        return None
+    return f"the script exited with status {report.exit_code}"
 
 
 @dataclass

@@ -7,7 +7,11 @@ import textwrap
 
 from diagnose.render.learning import learning_evidence
 from diagnose.render.numbers import (
+    HISTORY_COLUMNS,
+    UNTRAINED_HINT,
+    born_headline,
     diverging_note,
+    exit_note,
     flags,
     learning_note,
     num,
@@ -15,16 +19,18 @@ from diagnose.render.numbers import (
     optimizer_and_lr,
     producer_frame,
     safe,
+    split_first,
     stats_of,
     steps_seen,
     stopped_note,
     together,
-    where,
+    untrained_note,
 )
 from diagnose.report import Event, Fix, Frame, Report, TensorStats
 
 MAX_FRAMES_SHOWN = 21
 MAX_HISTORY_SHOWN = 8
+WRAP = 92  # the width prose is wrapped to
 
 
 class _Style:
@@ -58,13 +64,15 @@ def render_text(report: Report, *, color: bool = False) -> str:
     out += _verdict(report, s)
     for warning in report.warnings:
         out.append(f"warning: {safe(warning)}")
-    out += _symptoms(report, s)
+    said = {line.strip() for line in out}  # each sentence is said once: later sections skip it
+    out += _symptoms(report, s, said)
+    said |= {safe(e) for symptom in report.symptoms for e in symptom.evidence}
     out += _set_aside(report, s)
     out += _learning(report, s)
     if report.fixes:
         out += ["", s.bold("Fixes, best first")]
         for rank, fix in enumerate(report.fixes, 1):
-            out += _fix(rank, fix, s, full=rank <= 3)
+            out += _fix(rank, fix, s, full=rank <= 3, said=said)
         both = together(report)
         if both is not None:
             ids = " and ".join(f"[{safe(i)}]" for i in both.fix_ids)
@@ -80,14 +88,15 @@ def render_text(report: Report, *, color: bool = False) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _symptoms(report: Report, s: _Style) -> list[str]:
+def _symptoms(report: Report, s: _Style, said: set[str]) -> list[str]:
+    """Each symptom with its evidence, less what the verdict already said word for word."""
     if not report.symptoms:
         return []
     out = ["", s.bold("Symptoms")]
     for symptom in report.symptoms:
         title = f" — {safe(symptom.title)}" if symptom.title else ""
         out.append(f"  {safe(symptom.id)} ({symptom.confidence:.2f}){title}")
-        out += [f"      {safe(e)}" for e in symptom.evidence]
+        out += [f"      {safe(e)}" for e in symptom.evidence if safe(e) not in said]
     return out
 
 
@@ -129,8 +138,10 @@ def _verdict(report: Report, s: _Style) -> list[str]:
     event = report.event
     learned = learning_note(report)
     if learned is not None and learned.broken:
+        first, rest = split_first(f"diagnose: {script}: {safe(learned.headline)}")
         return [
-            s.red(f"diagnose: {script}: {safe(learned.headline)}"),
+            s.red(first),
+            *([f"  {rest}"] if rest else []),
             f"  {safe(learned.evidence)}",
             f"  {safe(learned.basis)}",
         ]
@@ -140,13 +151,17 @@ def _verdict(report: Report, s: _Style) -> list[str]:
             f"  no inf/nan seen in {steps_seen(report)} before it stopped.",
         ]
         return lines + _diverging(report, s)
+    if report.status == "untrained":
+        first, rest = split_first(f"diagnose: {script}: {untrained_note(report)}")
+        return [s.yellow(first), *([f"  {rest}"] if rest else []), f"  {UNTRAINED_HINT}."]
     if report.status == "clean" or event is None:
+        seen = f" — no inf/nan seen in {steps_seen(report)}."
+        exited = exit_note(report)
         lines = [
-            s.green(f"diagnose: {script}: clean run")
-            + f" — no inf/nan seen in {steps_seen(report)}."
+            s.yellow(f"diagnose: {script}: {exited} after a clean run") + seen
+            if exited
+            else s.green(f"diagnose: {script}: clean run") + seen
         ]
-        if report.exit_code:
-            lines.append(f"  the script then exited with status {report.exit_code}.")
         weak = [s.yellow(f"  but {safe(learned.headline)}")] if learned else []
         return lines + _diverging(report, s) + weak
     if event.kind == "exception":
@@ -160,10 +175,10 @@ def _diverging(report: Report, s: _Style) -> list[str]:
 
 
 def _exception(script: str, event: Event, s: _Style) -> list[str]:
-    head = s.red(
+    first, rest = split_first(
         f"diagnose: {script}: the script raised {safe(event.exception_type or 'an exception')}"
     )
-    lines = [head, f"  {safe(event.message)}"]
+    lines = [s.red(first), *([f"  {rest}"] if rest else []), f"  {safe(event.message)}"]
     lines += [f"  {safe(d)}" for d in event.details]
     if event.location:
         lines.append(f"  at {safe(event.location.file)}:{event.location.line}")
@@ -173,9 +188,10 @@ def _exception(script: str, event: Event, s: _Style) -> list[str]:
 
 
 def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str]:
-    lines = [s.red(f"diagnose: {script}: {safe(event.message)}")]
-    step = "?" if event.step is None else str(event.step)
-    lines.append(f"  born at: step {step}, phase {safe(event.phase or '?')}, {where(event)}")
+    first, rest = split_first(f"diagnose: {script}: {born_headline(event)}")
+    lines = [s.red(first), *([f"  {rest}"] if rest else [])]
+    if event.location:
+        lines.append(f"  at:      {safe(event.location.file)}:{event.location.line}")
     if event.location and event.location.code:
         lines.append(f"  code:    {safe(event.location.code.strip())}")
     if event.location and event.location.via:
@@ -184,7 +200,14 @@ def _nonfinite(script: str, report: Report, event: Event, s: _Style) -> list[str
         lines.append(f"  called:  {_chain(event)}")
     if event.rank is not None:
         lines.append(f"  rank:    {event.rank}")
-    lines += [f"  - {safe(detail)}" for detail in event.details]
+    lines += textwrap.wrap(
+        safe(event.message),
+        width=WRAP,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+    )
+    lines += [f"  - {safe(detail)}" for detail in event.details if detail not in event.message]
     if event.cross_check is not None and event.cross_check.detail:
         lines.append(f"  checked: {safe(event.cross_check.detail)}")
     if event.sample_indices:
@@ -214,7 +237,7 @@ def _chain(event: Event) -> str:
     return " -> ".join(parts)
 
 
-def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
+def _fix(rank: int, fix: Fix, s: _Style, *, full: bool, said: set[str]) -> list[str]:
     verified = {True: " verified", False: " did not fix it in a re-run", None: ""}[fix.verified]
     lines = [
         f"  {rank}. {s.bold(safe(fix.title))} [{safe(fix.id)}] score {fix.score:.2f}{verified}"
@@ -224,11 +247,11 @@ def _fix(rank: int, fix: Fix, s: _Style, *, full: bool) -> list[str]:
     if not full:
         return lines
     lines += textwrap.wrap(
-        safe(fix.why), width=92, initial_indent="     ", subsequent_indent="     "
+        safe(fix.why), width=WRAP, initial_indent="     ", subsequent_indent="     "
     )
     if fix.rules:
         lines.append(s.dim(f"     rules: {safe(', '.join(fix.rules))}"))
-    for evidence in fix.evidence[:4]:
+    for evidence in [e for e in fix.evidence if safe(e) not in said][:4]:
         lines.append(s.dim(f"     evidence: {safe(evidence)}"))
     if fix.patch:
         target = "your script" if not fix.patch_file else safe(one_line(fix.patch_file))
@@ -309,7 +332,7 @@ def _dtype(stats: TensorStats | None) -> str:
 
 def _history(report: Report, s: _Style) -> list[str]:
     shown = report.history[-MAX_HISTORY_SHOWN:]
-    rows = [("step", "loss", "grad norm", "max |act|", "lr", "loss scale", "notes")]
+    rows = [("step", "loss", "grad norm", "max |act|", "max |out|", "lr", "loss scale", "notes")]
     for rec in shown:
         notes = ", ".join(
             n
@@ -322,6 +345,7 @@ def _history(report: Report, s: _Style) -> list[str]:
                 num(rec.loss),
                 num(rec.grad_norm),
                 num(rec.max_activation),
+                num(rec.max_output),
                 num(rec.lr),
                 num(rec.loss_scale),
                 notes,
@@ -329,7 +353,7 @@ def _history(report: Report, s: _Style) -> list[str]:
         )
     title = f"History (last {len(shown)} of {report.steps_recorded} steps)"
     note = [f"  {safe(report.history_note.message)}"] if report.history_note else []
-    return [s.bold(title), *note, *_table(rows)]
+    return [s.bold(title), *note, *_table(rows), s.dim(f"  {HISTORY_COLUMNS}")]
 
 
 def _config(report: Report, s: _Style) -> list[str]:

@@ -664,12 +664,13 @@ class Tracer:
                 self.step,
                 f.loss,
                 f.clip_norm if f.clip_norm is not None else f.grad_norm,
-                f.max_activation,
+                None if self._light else f.max_activation,  # a light step watches roots only
                 f.lr,
                 f.loss_scale,
                 skipped,
                 f.near_limit,
                 not self._light,
+                f.max_output,
             )
         )
         if not skipped:

@@ -3,7 +3,7 @@
 Every step is kept as it was for the first ``first`` steps and for the last ``last`` steps
 (those before the event or the end: what the rules read), and the steps between are folded
 into at most ``buckets`` summary rows of equal span (mean loss and gradient norm, their
-extremes, the largest activation, skipped and near-limit counts). When the middle outgrows
+extremes, the largest activation and model output, skipped and near-limit counts). When the middle outgrows
 the buckets, neighbouring buckets merge and the span doubles, so memory and the report's
 size stay bounded: a million steps cost what a few thousand do. A run shorter than
 ``first + last + buckets`` steps loses nothing (each bucket holds one step, shown as is).
@@ -27,6 +27,7 @@ ROW_FIELDS = (
     "skipped",
     "near_limit",
     "detailed",
+    "max_output",
 )
 FIRST_KEPT = 1000
 LAST_KEPT = 1000
@@ -52,6 +53,7 @@ class _Bucket:
         "loss_sum",
         "lr",
         "near",
+        "out",
         "row",
         "scale_max",
         "scale_min",
@@ -63,7 +65,7 @@ class _Bucket:
         self.count = 0
         self.loss_sum = self.gn_sum = 0.0
         self.loss_n = self.gn_n = self.skipped = self.near = 0
-        self.loss_min = self.loss_max = self.gn_max = self.act = None
+        self.loss_min = self.loss_max = self.gn_max = self.act = self.out = None
         self.gn_bad: float | None = None  # nan, else inf, when a step's norm was non-finite
         self.scale_min = self.scale_max = self.lr = None
         self.detailed = True
@@ -71,7 +73,7 @@ class _Bucket:
         self.add(row)
 
     def add(self, row: tuple[Any, ...]) -> None:
-        _, loss, grad_norm, activation, lr, scale, skipped, near, detailed = row
+        _, loss, grad_norm, activation, lr, scale, skipped, near, detailed, output = row
         self.last = row[0]
         self.count += 1
         if _finite(loss):
@@ -87,6 +89,8 @@ class _Bucket:
             self.gn_bad = _worse(self.gn_bad, grad_norm)
         if isinstance(activation, float):
             self.act = activation if self.act is None else _larger(self.act, activation)
+        if isinstance(output, float):
+            self.out = output if self.out is None else _larger(self.out, output)
         if lr is not None:
             self.lr = lr
         if scale is not None:
@@ -110,6 +114,7 @@ class _Bucket:
         if other.gn_bad is not None:
             self.gn_bad = _worse(self.gn_bad, other.gn_bad)
         self.act = _opt(_larger, self.act, other.act)
+        self.out = _opt(_larger, self.out, other.out)
         self.lr = other.lr if other.lr is not None else self.lr
         self.scale_min = _opt(min, self.scale_min, other.scale_min)
         self.scale_max = _opt(max, self.scale_max, other.scale_max)
@@ -135,6 +140,7 @@ class _Bucket:
             loss=self.loss_sum / self.loss_n if self.loss_n else None,
             grad_norm=self.gn_sum / self.gn_n if self.gn_n else None,
             max_activation=self.act,
+            max_output=self.out,
             lr=self.lr,
             loss_scale=self.scale_min,
             skipped=self.skipped > 0,

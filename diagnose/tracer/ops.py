@@ -35,6 +35,7 @@ from diagnose.report import (
     TensorStats,
 )
 from diagnose.tracer.alignments import ctc_samples, is_softmax, masked_rows, softmax_dim
+from diagnose.tracer.operands import operand_names
 from diagnose.tracer.stats import dtype_max, dtype_name, full_stats, is_checked, iter_tensors
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
@@ -384,7 +385,8 @@ def finding_of(
     an op whose gradient was born non-finite, which the detail line then says instead."""
     inputs = [full_stats(f"input[{i}]", t) for i, (_, t) in enumerate(rec.inputs)]
     output = full_stats("output", rec.output)
-    values = [input_values(s) for s in inputs]
+    roles = operand_names(rec.func, rec.name, [path for path, _ in rec.inputs], len(rec.args))
+    values = [input_values(s, role) for s, role in zip(inputs, roles, strict=True)]
     parts = [describe_input(v) for v in values if v.max_abs is not None]
     numbers = _numbers(rec.args, rec.kwargs)
     parts += [_describe_number(v, rec.output) for v in numbers]
@@ -461,19 +463,28 @@ def _describe_number(value: float, output: torch.Tensor) -> str:
     return text
 
 
-def input_values(s: TensorStats) -> InputValues:
+def input_values(s: TensorStats, role: str | None = None) -> InputValues:
     """The numbers of one op input: its statistics, with the true smallest |x| (0 when it
     holds a zero, where ``abs_min`` is the smallest non-zero one). Magnitudes are a float
     input's only, as in its statistics: an integer target's bounds are its min and max."""
     smallest = (0.0 if s.zeros else s.abs_min) if s.abs_max is not None else None
     return InputValues(
-        name=s.name, dtype=s.dtype, min=s.min, max=s.max, min_abs=smallest, max_abs=s.abs_max
+        name=s.name,
+        role=role,
+        dtype=s.dtype,
+        min=s.min,
+        max=s.max,
+        min_abs=smallest,
+        max_abs=s.abs_max,
     )
 
 
 def describe_input(v: InputValues) -> str:
-    """ "min |x| = 0, max |x| = 1", with the signed minimum when the input holds negatives."""
+    """ "weight min |x| = 0, max |x| = 1", with the signed minimum when the input holds
+    negatives; the operand's role first, when the op's signature tells it."""
     text = f"min |x| = {_num(v.min_abs)}, max |x| = {_num(v.max_abs)}"
+    if v.role:
+        text = f"{v.role} {text}"
     if v.min is not None and v.min < 0:
         text += f", min x = {num(v.min)}"
     return text

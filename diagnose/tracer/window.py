@@ -359,7 +359,8 @@ class Figures:
     loss: float | None = None
     grad_norm: float | None = None  # of the gradients the optimizer was handed
     clip_norm: float | None = None  # the total norm a clip by norm measured, before clipping
-    max_activation: float | None = None
+    max_activation: float | None = None  # any module's output: measured on detailed steps
+    max_output: float | None = None  # the root calls' outputs (the model's): every step
     lr: float | None = None
     loss_scale: float | None = None
     near_limit: bool = False
@@ -430,22 +431,29 @@ def scan_clean(
     calls only. Returns those calls, and a loss-scale record showing a collapsed scale (the
     scan stops there: that is an event)."""
     max_act = figures.max_activation or 0.0
+    max_out = figures.max_output or 0.0
     near = figures.near_limit
     window_calls = []
     for rec in recs:
         if rec.kind == "call":
             window_calls.append(rec)
+            if is_loss_module(rec.module):
+                continue  # its output is the loss, a column of its own
+            root = rec.parent < 0
             for _, dtype, _, s in rec.outs:
                 if s >= 0:
                     lo, hi = host[2 * s], host[2 * s + 1]
                     m = hi if hi > -lo else -lo
                     if m > max_act:
                         max_act = m
+                    if root and m > max_out:
+                        max_out = m
                     if m > near_threshold(dtype):
                         near = True
         elif _clean_figure(rec, host, offsets, figures):
             return window_calls, rec
     figures.max_activation = max_act
+    figures.max_output = max_out
     figures.near_limit = near
     window_calls = window_calls[-frames:]
     for rec in window_calls:  # host values for the ring buffer of frames
@@ -481,7 +489,7 @@ def scan(
 ) -> tuple[Rec | None, dict[int, Rec]]:
     """A window with a non-finite value: every record gets its values, the figures are taken,
     and the first non-finite record (or a collapsed loss scale) is returned with the calls."""
-    peak = _Peak(figures.max_activation or 0.0, figures.near_limit)
+    peak = _Peak(figures.max_activation or 0.0, figures.max_output or 0.0, figures.near_limit)
     first_bad: Rec | None = None
     calls: dict[int, Rec] = {}
     grad_sq = 0.0
@@ -505,6 +513,7 @@ def scan(
         if bad and first_bad is None:
             first_bad = rec
     figures.max_activation, figures.near_limit = peak.max_act, peak.near
+    figures.max_output = peak.max_out
     return first_bad, calls
 
 
@@ -520,22 +529,34 @@ def _bad_figure(rec: Rec, bad: bool, figures: Figures) -> bool:
 
 
 class _Peak:
-    """The largest finite |activation| of a window, and whether one came near its limit."""
+    """The largest finite |activation| of a window (and of its root calls' outputs), and
+    whether one came near its limit."""
 
-    __slots__ = ("max_act", "near")
+    __slots__ = ("max_act", "max_out", "near")
 
-    def __init__(self, max_act: float, near: bool) -> None:
+    def __init__(self, max_act: float, max_out: float, near: bool) -> None:
         self.max_act = max_act
+        self.max_out = max_out
         self.near = near
 
     def add(self, rec: Rec) -> None:
+        if is_loss_module(rec.module):
+            return
+        root = rec.parent < 0
         for (_, dtype, _, s), (lo, hi) in zip(rec.outs, rec.values or (), strict=True):
             if s >= 0 and math.isfinite(lo) and math.isfinite(hi):
                 m = max(abs(lo), abs(hi))
                 self.max_act = max(self.max_act, m)
+                if root:
+                    self.max_out = max(self.max_out, m)
                 limit = dtype_max(dtype)
                 if limit is not None and m * NEAR_LIMIT_FACTOR > limit:
                     self.near = True
+
+
+def is_loss_module(module: Any) -> bool:
+    """An ``nn.*Loss`` module: its output is the loss, not an activation of the model."""
+    return isinstance(module, torch.nn.modules.loss._Loss)
 
 
 def confirm_nonfinite(rec: Rec) -> bool:

@@ -57,7 +57,7 @@ def test_log_of_an_underflowed_softmax_names_the_op_and_line():
     event = report.event
     assert (event.phase, event.op) == ("loss", "log")
     assert event.location.line == line_of("log_softmax_ce.py", "torch.log(picked)")
-    assert "log received min |x| = 0" in event.message
+    assert "log received input min |x| = 0" in event.message
 
 
 def test_a_nan_sample_moved_to_the_device_is_reported_as_input_with_its_index():

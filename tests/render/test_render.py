@@ -14,10 +14,35 @@ from tests.render.sample_reports import nonfinite_report
 
 def test_text_starts_with_the_verdict_then_where_it_was_born():
     text = render(nonfinite_report(), "text")
-    first, second = text.splitlines()[:2]
-    assert "first non-finite: step 4, forward, `net.fc2`" in first
-    assert "step 4" in second and "phase forward" in second and "train.py:23" in second
+    first, second, *_ = text.splitlines()
+    assert (
+        first
+        == "diagnose: train.py: inf born at step 4 in forward: net.fc2 (Linear, float16), op linear"
+    )
+    assert second.split() == ["at:", "train.py:23"]
+    assert "first non-finite: step 4, forward, `net.fc2`" in text
     assert "best fix: Train in bfloat16 instead of float16 [use-bf16]" in text
+
+
+def test_the_first_line_is_read_once_and_the_rest_follows():
+    report = nonfinite_report()
+    report.script.path = "/a/very/long/" + "nested/" * 6 + "train.py"
+    report.event.module = "encoder.layers.11.attention.output.dense"
+    lines = render(report, "text").splitlines()
+    assert len(lines[0]) <= 120
+    assert lines[0] == f"diagnose: {report.script.path}: inf born at step 4 in forward:"
+    assert "encoder.layers.11.attention.output.dense (Linear, float16), op linear" in lines[1]
+
+
+def test_each_sentence_is_said_once():
+    report = nonfinite_report()
+    report.event.details = [report.event.message.split(": ", 1)[1], "a line of its own"]
+    report.fixes[0].evidence = [*report.symptoms[0].evidence, "the fix's own evidence"]
+    text = render(report, "text")
+    sentences = [line.strip() for line in text.splitlines() if len(line.strip()) > 30]
+    repeated = {line for line in sentences if sentences.count(line) > 1}
+    assert not repeated
+    assert "- a line of its own" in text and "evidence: the fix's own evidence" in text
 
 
 def test_text_marks_the_producer_frame_and_shows_the_patch():

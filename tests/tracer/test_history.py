@@ -19,7 +19,7 @@ from diagnose.tracer.history import StepHistory
 def _row(
     step, loss=1.0, grad_norm=0.5, activation=2.0, lr=0.1, scale=None, skipped=False, near=False
 ):
-    return (step, loss, grad_norm, activation, lr, scale, skipped, near, True)
+    return (step, loss, grad_norm, activation, lr, scale, skipped, near, True, 1.0)
 
 
 def _report(history: StepHistory) -> Report:

@@ -84,7 +84,9 @@ def test_only_the_first_and_every_kth_step_hook_every_module():
     global_hooks = _run(tracer, 9)
     assert global_hooks == [True, True, False, False, True, False, False, False, True]
     assert [h.detailed for h in tracer.history] == global_hooks
-    assert all(h.max_activation and h.grad_norm for h in tracer.history)
+    assert all(h.max_output and h.grad_norm for h in tracer.history)
+    # the largest activation is measured where every module is watched, and only there
+    assert [h.max_activation is not None for h in tracer.history] == global_hooks
     assert tracer.syncs == 9 + 1  # one read per step, one at exit
 
 
@@ -342,3 +344,25 @@ def test_the_frames_kept_between_steps_hold_no_tensors():
         assert kept and all(r.args is None and r.kwargs is None and r.grads is None for r in kept)
 
     _train(Tracer(detail_every=4), _mlp(), 6, each_step=holds_none)
+
+
+def test_each_history_column_holds_only_what_was_measured_for_it():
+    """A loss module called at the top level is a root call too: its output is the loss
+    column's, never the model's largest output or activation."""
+    torch.manual_seed(0)
+    model = _mlp()
+    criterion = nn.MSELoss()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-9)
+    x, y = torch.randn(16, 4), torch.full((16, 1), 1e4)  # a loss of about 1e8
+    tracer = Tracer(detail_every=4, detail_first=1)
+    with tracer:
+        for _ in range(9):
+            criterion(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    history = tracer.history
+    assert all(h.loss > 1e7 for h in history)
+    assert all(0 < h.max_output < 100 for h in history)  # the Sequential's own output
+    assert [h.max_activation is not None for h in history] == [h.detailed for h in history]
+    assert [h.detailed for h in history] == [True, False, False, False, True] + [False] * 3 + [True]
+    assert all(h.max_activation < 100 for h in history if h.detailed)

@@ -107,7 +107,7 @@ def test_sample_every_watches_one_step_in_k():
     every, sampled = Tracer(), Tracer(sample_every=3)
     _train(_mlp(), 9, every)
     _train(_mlp(), 9, sampled)
-    watched = [h for h in sampled.report().history if h.max_activation]
+    watched = [h for h in sampled.report().history if h.max_output]
     assert len(every.report().history) == 9
     assert [h.step for h in watched] == [0, 3, 6]
     assert sampled.syncs < every.syncs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from diagnose.report import Report, StepRecord
 from tui.app import DiagnoseApp
 from tui.text import Palette
 from tui.walkthrough import build_steps
@@ -20,7 +21,7 @@ def test_a_nonfinite_run_goes_verdict_where_trend_evidence_fix_next(fp16_report)
         "Next",
     ]
     assert "pred = model(x)" in steps[1].body.plain
-    assert "largest |activation|: 40 → 5.4e4  (grew 1,343×)" in steps[2].body.plain
+    assert "largest |activation| (detailed steps): 40 → 5.4e4  (grew 1,343×)" in steps[2].body.plain
     assert "the GradScaler skipped 2 step(s)" in steps[2].body.plain
     assert steps[4].body.plain.startswith("Train in bfloat16 instead of float16  score 0.87")
     assert [s.tab for s in steps] == [None, "frames", "history", "fixes", "fixes", None]
@@ -115,3 +116,20 @@ async def test_the_app_opens_a_silent_report_on_its_verdict():
         await pilot.pause()
         title = str(app.query_one("#walk-title").render())
         assert "Step 1 of 5 · Verdict" in title
+
+
+def test_the_trend_compares_only_values_measured_for_the_same_thing():
+    """A light step measures the model's outputs and leaves the largest activation unknown:
+    the trend never sets one against the other."""
+    history = [
+        StepRecord(step=s, loss=1.0, max_output=0.5 + 0.01 * s, detailed=s % 16 == 0)
+        for s in range(40)
+    ]
+    for row in history:
+        if row.detailed:
+            row.max_activation = 3.0
+    report = Report(status="clean", script={"path": "train.py"}, history=history)
+    trend = build_steps(report, Palette())[1].body.plain
+    assert "largest |activation| (detailed steps): 3 → 3" in trend
+    assert "largest |model output|: 0.5 → 0.89" in trend
+    assert "grew" not in trend

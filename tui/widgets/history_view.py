@@ -18,7 +18,8 @@ from tui.widgets.step_plot import StepPlot
 SERIES = (
     ("loss", "loss"),
     ("grad_norm", "grad norm"),
-    ("max_activation", "largest |activation|"),
+    ("max_activation", "largest |activation| (steps traced in detail)"),
+    ("max_output", "largest |model output|"),
     ("loss_scale", "loss scale"),
     ("lr", "learning rate"),
 )

@@ -182,6 +182,8 @@ def _no_matches(report: Report) -> str:
         return "No dataset record matched this exception's message."
     if report.status == "clean":
         return "A clean run: nothing to look up in the error dataset."
+    if report.status == "untrained":
+        return "The run took no training step: nothing to look up in the error dataset."
     return (
         "No dataset record is linked to this run. The symptoms and fixes tabs explain "
         "the non-finite value from the run's own evidence."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -13,9 +15,10 @@ from tui.text import Palette, literal
 class Verdict(Static):
     """Four lines at the top of every tab, so the answer is always in view."""
 
-    def __init__(self, report: Report, **kwargs) -> None:
+    def __init__(self, report: Report, report_path: Path | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.report = report
+        self.report_path = report_path  # where the report is kept, said on its own line
 
     def on_mount(self) -> None:
         self.update(self.build(Palette.from_app(self.app)))
@@ -27,7 +30,7 @@ class Verdict(Static):
             lines.append(Text.assemble(("where   ", "bold"), where(report)))
             if report.event.kind == "exception" or report.status == "exception":
                 lines.append(Text.assemble(("error   ", "bold"), _first_line(report.event.message)))
-        if report.status != "clean" or report.symptoms:
+        if report.status not in ("clean", "untrained") or report.symptoms:
             lines.append(
                 Text.assemble(
                     ("symptom ", "bold"),
@@ -38,6 +41,17 @@ class Verdict(Static):
             )
         for warning in report.warnings:
             lines.append(Text.assemble(("⚠ ", f"bold {palette.warning}"), literal(warning)))
+        if self.report_path is not None:
+            path = self.report_path  # its name first: a narrow terminal cuts the folder
+            lines.append(
+                Text.assemble(
+                    ("report  ", "bold"),
+                    literal(path.name),
+                    " in ",
+                    literal(str(path.parent)),
+                    style="dim",
+                )
+            )
         for line in lines:
             line.no_wrap = True
             line.overflow = "ellipsis"
