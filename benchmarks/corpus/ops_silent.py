@@ -73,7 +73,7 @@ def _move(script: Script, mover: cst.SimpleStatementLine, anchor, after: bool, w
     return Mutant(editor.apply(), what)
 
 
-@operator("zero-grad-after-backward", "training-call-order", ("fix-call-order",))
+@operator("zero-grad-after-backward", "training-calls-out-of-order", ("fix-training-call-order",))
 def zero_grad_after_backward(script: Script, rng: random.Random) -> Mutant | Skip:
     zero = first_loop_stmt(script, "zero_grad")
     backward = script.backward_stmts()
@@ -92,7 +92,7 @@ def _step_stmts(script: Script) -> list[cst.SimpleStatementLine]:
     return [s for s in script.loop_calls("step") if id(expr_call(s)) in calls]
 
 
-@operator("step-before-backward", "training-call-order", ("fix-call-order",))
+@operator("step-before-backward", "training-calls-out-of-order", ("fix-training-call-order",))
 def step_before_backward(script: Script, rng: random.Random) -> Mutant | Skip:
     steps = _step_stmts(script)
     backward = script.backward_stmts()
