@@ -302,8 +302,14 @@ def _end_forked_child() -> None:
 
 def mark_untrained(report: Report) -> None:
     """A run that ended before its first training step checked nothing: it is "untrained",
-    never clean (a mistyped flag that made argparse exit 2, the script's own ``--help``)."""
-    if report.status == "clean" and not report.history and report.interruption is None:
+    never clean (a mistyped flag that made argparse exit 2, the script's own ``--help``). A
+    run that went through backward passes did train, even with no optimizer step (a step
+    never taken is the learning watch's finding, not an untrained run)."""
+    learned = report.learning is not None and (
+        report.learning.backward_passes > 0 or report.learning.optimizer_steps > 0
+    )
+    never = report.status == "clean" and not report.history and report.interruption is None
+    if never and not learned:
         report.status = "untrained"
 
 

@@ -267,7 +267,8 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
             return Outcome(
                 None,
                 f"not verified: patched run stayed finite for {steps}, but its loss was not "
-                f"recorded (a fix counts when the run stays finite and its loss falls){but}"[:200],
+                f"recorded on two steps (a fix counts when the run stays finite and its loss "
+                f"falls){but}"[:200],
             )
         return Outcome(loss[1], f"patched run stayed finite for {steps}; {loss[0]}{but}"[:200])
     if status == "untrained":
@@ -308,7 +309,8 @@ def _judge(data: dict, max_steps: int | None, must_learn: bool = False, died: st
 
 
 def loss_span(data: dict[str, Any] | None) -> tuple[float | None, float | None]:
-    """The first and the last finite loss of a patched run's history."""
+    """The first and the last finite loss of a patched run's history; None for both with
+    fewer than two, which cannot show whether the loss fell."""
     history = data.get("history") if isinstance(data, dict) else None
     losses = [
         float(row["loss"])
@@ -317,7 +319,7 @@ def loss_span(data: dict[str, Any] | None) -> tuple[float | None, float | None]:
         and isinstance(row.get("loss"), int | float)
         and math.isfinite(row["loss"])
     ]
-    return (losses[0], losses[-1]) if losses else (None, None)
+    return (losses[0], losses[-1]) if len(losses) > 1 else (None, None)
 
 
 def loss_words(data: dict[str, Any] | None) -> tuple[str, bool] | None:

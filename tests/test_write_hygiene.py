@@ -21,6 +21,8 @@ WRITERS = {
     "diagnose/records/split.py": "entries of the records cache, built beside it",
     "diagnose/verify_tree.py": "a verification's private temporary folder (mkdtemp)",
     "diagnose/cli.py": "stdout re-pointed at os.devnull when it was closed",
+    "diagnose/matching/index.py": "diagnose's own match index in its cache folder",
+    "diagnose/distributed/elastic.py": "the error file torchrun names, created exclusively",
 }
 _WRITE_METHODS = {
     "write_text",

@@ -20,7 +20,7 @@ SHOWN, MESSAGE_ONLY = 0.95, 0.6
 @symptom(
     "shape-mismatch",
     title="a layer or op met a tensor of another size than it was built for",
-    related_tags=["shape", "linear", "conv"],
+    related_tags=["shape", "shape-mismatch", "convolution"],
     reads=(EXCEPTION,),
 )
 @symptom(
@@ -50,7 +50,7 @@ SHOWN, MESSAGE_ONLY = 0.95, 0.6
 @symptom(
     "index-out-of-range",
     title="a class target or an index beyond the layer's size",
-    related_tags=["labels", "embedding", "index"],
+    related_tags=["labels", "embedding", "indexing"],
     reads=(EXCEPTION,),
 )
 def crash(f: Facts, report: Report) -> Symptom | None:
