@@ -11,6 +11,10 @@ What the matcher owes these messages:
 - precision: the first confident answer is never a wrong record (for a message no record
   explains, the honest answer is "no match");
 - recall@1: the right record comes first for at least as many labelled messages as today.
+
+The Chinese-CLIP paste (``EOFError: Ran out of input`` above torchrun's ``failed (exitcode: 1)``
+line) was first labelled with the elastic record, when no record knew the EOFError; it is
+labelled with the EOFError's record, the error the worker died of, since one exists.
 """
 
 from __future__ import annotations
