@@ -46,8 +46,10 @@ ROLE_WEIGHTS = {
     "log": 0.95,
 }
 
+# torchrun's "[rank0]:", Ray's "(pid=123)", and mpirun/horovod's "--tag-output" "[1,0]<stdout>:"
 _LINE_PREFIX = re.compile(
-    r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s)"
+    r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s"
+    r"|\[\d+,\d+\]<(?:stdout|stderr)>:)"
 )
 _BAR = re.compile(r"\d+%\|.*\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\]")
 # A whole tqdm bar: "Epoch 0:   6%|██   | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6]"
@@ -66,7 +68,10 @@ _TICK_BEFORE_EXCEPTION = re.compile(
 # "<file>.py:<line>: SomeWarning: " and the start of that file's path
 _WARNING_MARK = re.compile(r"\.py:\d+: (?:[A-Z]\w*)?Warning: ")
 _PATH_START = re.compile(r"[A-Za-z]:[/\\]|[/\\]")
-_TB_START = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
+# a shell prompt the header was printed after ("(env) D:\repo>Traceback ...") is not part of it
+_TB_START = re.compile(
+    r"^(?:[^\s>$#][^>$#]{0,200}[>$#] ?)?\s*(?:Original )?Traceback \(most recent call last\):\s*$"
+)
 # IPython / Jupyter: "RuntimeError                              Traceback (most recent call last)"
 _IPYTHON_START = re.compile(
     r"^(?P<cls>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
@@ -81,6 +86,12 @@ _IPYTHON_FRAME = re.compile(
 )
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
+# A spawned child's bootstrap frame: its traceback is the child's own, not the parent's
+_SPAWN_MAIN = re.compile(
+    r"^\s*File \"[^\"]*multiprocessing[/\\]spawn\.py\", line \d+, in (?:spawn_main|_main)$"
+)
+# what a spawned child raises when the parent died while sending it its pickled process object
+_FROM_PARENT_CUT = frozenset({"EOFError", "_pickle.UnpicklingError", "pickle.UnpicklingError"})
 _CPP_FRAMES = re.compile(r"^(?:Exception raised from .*|frame #\d+: .*)$")
 _TB_EXC = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)(?::[ \t]*(?P<msg>.*))?$")
 # An exception or warning line anywhere in a log: "RuntimeError: ...", "x.py:3: UserWarning: ..."
@@ -255,9 +266,10 @@ def extract_error_lines(text: str) -> list[ErrorLine]:
     """Return the error lines of ``text``, most important first (see :data:`ROLE_WEIGHTS`)."""
     lines = clean_lines(text)
     found = _scan(lines)
-    result = _order_tracebacks(found.tracebacks)
+    echoes = _echoes_beside_loose(found)
+    result = _order_tracebacks(_echoes_first(found))
     result += _final_among_loose(found)[-MAX_LOG_LINES:]
-    result += found.logs[-MAX_LOG_LINES:]
+    result += echoes + found.logs[-MAX_LOG_LINES:]
     return _when_nothing_else(_dedupe(result), lines)
 
 
@@ -269,6 +281,8 @@ class _Found:
     tracebacks: list[tuple[ErrorLine | None, str | None, ErrorLine | None]] = field(
         default_factory=list
     )
+    # indexes into tracebacks of spawned children that only failed to read from their parent
+    echoes: set[int] = field(default_factory=set)
     loose: list[ErrorLine] = field(default_factory=list)  # exception and warning lines
     logs: list[ErrorLine] = field(default_factory=list)
 
@@ -284,8 +298,11 @@ def _scan(lines: list[str]) -> _Found:
             continue
         traceback = _traceback_at(lines, i)
         if traceback is not None:
+            start = i
             exc, raised, i = traceback
             if exc is not None or raised is not None:
+                if _is_parent_echo(lines[start:i], exc):
+                    found.echoes.add(len(found.tracebacks))
                 found.tracebacks.append((exc, pending_link, raised))
             pending_link = None
         elif stripped.startswith(_CHAIN_CAUSE):
@@ -297,6 +314,48 @@ def _scan(lines: list[str]) -> _Found:
         else:
             i = _read_loose(lines, i, stripped, found)
     return found
+
+
+def _is_parent_echo(block: list[str], exc: ErrorLine | None) -> bool:
+    """A spawned child that died reading what its parent never finished sending.
+
+    On spawn (Windows, macOS, Python 3.14+) a parent that cannot pickle a worker's arguments
+    raises, and the half-started child prints ``EOFError: Ran out of input`` after it: the
+    child's traceback echoes the parent's error and is never the cause while that one is there.
+    """
+    if exc is None or exc.exc_class not in _FROM_PARENT_CUT:
+        return False
+    return any(_SPAWN_MAIN.match(line) for line in block)
+
+
+def _echoes_first(found: _Found) -> list[tuple[ErrorLine | None, str | None, ErrorLine | None]]:
+    """The tracebacks in order, with children's echoes of a parent's failure moved first.
+
+    Moved before the others, an echo is never taken as the final exception when the paste
+    also holds the traceback it echoes; a paste of the echo alone keeps it as the final.
+    """
+    if not found.echoes or len(found.echoes) == len(found.tracebacks):
+        return found.tracebacks
+    echoes = [tb for k, tb in enumerate(found.tracebacks) if k in found.echoes]
+    others = [tb for k, tb in enumerate(found.tracebacks) if k not in found.echoes]
+    if others and others[0][1] is not None:
+        others[0] = (others[0][0], None, others[0][2])
+    return echoes + others
+
+
+def _echoes_beside_loose(found: _Found) -> list[ErrorLine]:
+    """Take out the echoes when they are the only tracebacks and the parent's error is loose.
+
+    A parent's traceback pasted without its header (or under a tool's own header) leaves its
+    exception a loose line; the children's echoes then must not be the final exception.
+    """
+    if not found.echoes or len(found.echoes) != len(found.tracebacks):
+        return []
+    if not any(line.role == "exception" for line in found.loose):
+        return []
+    echoes = [replace(exc, role="exception") for exc, _link, _raised in found.tracebacks if exc]
+    found.tracebacks, found.echoes = [], set()
+    return echoes
 
 
 def _traceback_at(

@@ -385,3 +385,63 @@ def test_a_paste_indented_as_a_whole_is_read_as_its_traceback():
     first = extract_error_lines(pasted)[0]
     assert (first.role, first.exc_class) == ("final", "RuntimeError")
     assert first.message == "element 0 of tensors does not require grad"
+
+
+PARENT_THEN_CHILD_ECHO = """\
+Traceback (most recent call last):
+  File "train.py", line 40, in <module>
+    for batch in loader:
+  File "C:\\envs\\t\\lib\\multiprocessing\\reduction.py", line 60, in dump
+    ForkingPickler(file, protocol).dump(obj)
+AttributeError: Can't pickle local object 'main.<locals>.<lambda>'
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "C:\\envs\\t\\lib\\multiprocessing\\spawn.py", line 116, in spawn_main
+    exitcode = _main(fd, parent_sentinel)
+  File "C:\\envs\\t\\lib\\multiprocessing\\spawn.py", line 126, in _main
+    self = reduction.pickle.load(from_parent)
+EOFError: Ran out of input
+"""
+
+
+def test_a_spawned_childs_echo_never_hides_its_parents_error():
+    lines = extract_error_lines(PARENT_THEN_CHILD_ECHO)
+    assert [(e.exc_class, e.role) for e in lines] == [
+        ("AttributeError", "final"),
+        ("EOFError", "exception"),
+    ]
+
+
+def test_the_echo_printed_first_or_beside_a_headerless_parent_is_not_final_either():
+    parent, child = PARENT_THEN_CHILD_ECHO.split("AttributeError: Can't pickle local object")
+    child_first = child.split("\n", 1)[1] + parent + "AttributeError: Can't pickle x"
+    assert extract_error_lines(child_first)[0].exc_class == "AttributeError"
+    headerless = PARENT_THEN_CHILD_ECHO.replace("Traceback (most recent call last):\n", "", 1)
+    assert extract_error_lines(headerless)[0].exc_class == "AttributeError"
+
+
+def test_a_childs_echo_alone_and_a_childs_own_error_stay_final():
+    child = PARENT_THEN_CHILD_ECHO.split("'main.<locals>.<lambda>'\n", 1)[1]
+    assert extract_error_lines(child)[0].exc_class == "EOFError"
+    own = PARENT_THEN_CHILD_ECHO.replace(
+        "EOFError: Ran out of input",
+        "RuntimeError: An attempt has been made to start a new process",
+    )
+    assert extract_error_lines(own)[0].exc_class == "RuntimeError"
+
+
+def test_a_traceback_printed_after_a_shell_prompt_is_read_as_one():
+    text = '(torch14) D:\\fcdd>Traceback (most recent call last):\n  File "a.py", line 1\nKeyError: 3\n'
+    assert [(e.exc_class, e.role) for e in extract_error_lines(text)] == [("KeyError", "final")]
+
+
+def test_mpirun_and_horovod_tagged_output_loses_its_rank_tags():
+    text = (
+        "[1,0]<stdout>:/usr/lib/horovod/torch/__init__.py:20: DeprecationWarning: old\n"
+        "[1,0]<stderr>:RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error.\n"
+    )
+    assert (
+        clean_lines(text)[1]
+        == "RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error."
+    )
+    assert extract_error_lines(text)[0].exc_class == "RuntimeError"

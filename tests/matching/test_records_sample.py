@@ -9,7 +9,11 @@ search excerpt had them (a paste cut off before its error line was skipped; one 
 garbled by a terminal panel drawn over it was skipped too). Each shows the family in another
 shape: other releases' wordings (Python 3.7's ``can't pickle _thread.lock objects``, torch 1.8's
 warning without "in the forward pass"), warnings broken over lines, log lines around the error,
-Windows paths, a traceback's tail. The records were written before these threads were read.
+Windows paths, a traceback's tail, and Windows DataLoader pastes where the parent's pickling
+error and the spawned child's ``EOFError: Ran out of input`` stand together, in either order,
+one of them headerless or printed after a shell prompt (the parent's error is the answer).
+The records were written before these threads were read; the last four led to the reading of
+spawned children's echoes in ``diagnose/matching/logtext.py``.
 """
 
 from __future__ import annotations
