@@ -270,7 +270,7 @@ def extract_error_lines(text: str) -> list[ErrorLine]:
     result = _order_tracebacks(_echoes_first(found))
     result += _final_among_loose(found)[-MAX_LOG_LINES:]
     result += echoes + found.logs[-MAX_LOG_LINES:]
-    return _when_nothing_else(_dedupe(result), lines)
+    return _when_nothing_else(_dedupe(_cause_under_raised(result, lines)), lines)
 
 
 @dataclass(slots=True)
@@ -356,6 +356,30 @@ def _echoes_beside_loose(found: _Found) -> list[ErrorLine]:
     echoes = [replace(exc, role="exception") for exc, _link, _raised in found.tracebacks if exc]
     found.tracebacks, found.echoes = [], set()
     return echoes
+
+
+def _cause_under_raised(result: list[ErrorLine], lines: list[str]) -> list[ErrorLine]:
+    """The exception printed under a final ``... raised:`` is the final one; the wrapper is chained.
+
+    torch.compile wraps what its backend raised (``BackendCompilerFailed: backend='inductor'
+    raised:``) and prints the backend's own exception on the next line: that one says what
+    went wrong, and the wrapper only where.
+    """
+    head = result[0] if result else None
+    if head is None or head.role != "final" or not head.message.endswith(" raised:"):
+        return result
+    last_line = head.text.splitlines()[-1].strip()
+    at = next((k for k, line in enumerate(lines) if line.strip() == last_line), None)
+    if at is None:
+        return result
+    nxt = next((k for k in range(at + 1, len(lines)) if lines[k].strip()), None)
+    cause = _loose_line(lines[nxt].strip()) if nxt is not None else None
+    if cause is None or cause.role != "exception":
+        return result
+    more, _after = _continuation(lines, nxt + 1)
+    cause = replace(_extended(cause, more), role="final")
+    rest = [e for e in result[1:] if e.message != cause.message]
+    return [cause, replace(head, role="chained"), *rest]
 
 
 def _traceback_at(

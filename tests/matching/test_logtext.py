@@ -445,3 +445,27 @@ def test_mpirun_and_horovod_tagged_output_loses_its_rank_tags():
         == "RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error."
     )
     assert extract_error_lines(text)[0].exc_class == "RuntimeError"
+
+
+COMPILE_WRAPPED = """\
+Traceback (most recent call last):
+  File "train.py", line 30, in <module>
+    out = compiled(x)
+torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:
+ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'
+
+Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information
+"""
+
+
+def test_the_exception_under_a_backends_raised_line_is_the_final_one():
+    lines = extract_error_lines(COMPILE_WRAPPED)
+    assert [(e.exc_class, e.role) for e in lines[:2]] == [
+        ("ImportError", "final"),
+        ("torch._dynamo.exc.BackendCompilerFailed", "chained"),
+    ]
+
+
+def test_a_raised_line_with_nothing_under_it_stays_final():
+    text = COMPILE_WRAPPED.replace("ImportError: cannot import name 'triton_key'", "")
+    assert extract_error_lines(text)[0].exc_class == "torch._dynamo.exc.BackendCompilerFailed"
