@@ -47,7 +47,7 @@ ROLE_WEIGHTS = {
 }
 
 # torchrun's "[rank0]:", Ray's "(pid=123)", and mpirun/horovod's "--tag-output" "[1,0]<stdout>:"
-_LINE_PREFIX = re.compile(
+LINE_PREFIX = re.compile(
     r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s"
     r"|\[\d+,\d+\]<(?:stdout|stderr)>:)"
 )
@@ -181,7 +181,7 @@ def clean_lines(text: str) -> list[str]:
         else:
             raw_parts = [raw]
         for part in raw_parts:
-            line = _LINE_PREFIX.sub("", part.rstrip())
+            line = LINE_PREFIX.sub("", part.rstrip())
             # each helper's own cheap test first: most lines of a big log need none of them
             if "[" in line and ("it/s" in line or "s/it" in line or "B/s" in line):
                 line = _after_progress_bar(line)
