@@ -403,6 +403,8 @@ def _read_loose(lines: list[str], i: int, stripped: str, found: _Found) -> int:
     line = _loose_line(stripped)
     if line is None:
         return i + 1
+    if line.role == "log" and lines[i][:1].isspace() and _CODE_LINE.match(stripped):
+        return i + 1  # the source line Python prints under a warning: code, not a message
     if line.role == "log":
         found.logs.append(_with_wrap(line, lines, i + 1))
         return i + 1

@@ -469,3 +469,16 @@ def test_the_exception_under_a_backends_raised_line_is_the_final_one():
 def test_a_raised_line_with_nothing_under_it_stays_final():
     text = COMPILE_WRAPPED.replace("ImportError: cannot import name 'triton_key'", "")
     assert extract_error_lines(text)[0].exc_class == "torch._dynamo.exc.BackendCompilerFailed"
+
+
+def test_the_source_line_python_prints_under_a_warning_is_not_read_as_a_log_line():
+    text = (
+        "/opt/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py:617: UserWarning:"
+        " This DataLoader will create 8 worker processes in total. Our suggested max number of"
+        " worker in current system is 2.\n"
+        "  warnings.warn(_create_warning_msg(\n"
+        "  warnings.warn('nan loss skipped')\n"
+    )
+    lines = extract_error_lines(text)
+    assert [e.role for e in lines] == ["warning"]
+    assert "warnings.warn" not in lines[0].text
