@@ -92,6 +92,8 @@ _SPAWN_MAIN = re.compile(
 )
 # what a spawned child raises when the parent died while sending it its pickled process object
 _FROM_PARENT_CUT = frozenset({"EOFError", "_pickle.UnpicklingError", "pickle.UnpicklingError"})
+# the source line Python prints under a warning, "  warnings.warn(msg, UserWarning)"
+_WARN_SOURCE = re.compile(r"(?:warnings\.)?warn(?:_explicit)?\(")
 _CPP_FRAMES = re.compile(r"^(?:Exception raised from .*|frame #\d+: .*)$")
 _TB_EXC = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)(?::[ \t]*(?P<msg>.*))?$")
 # An exception or warning line anywhere in a log: "RuntimeError: ...", "x.py:3: UserWarning: ..."
@@ -403,7 +405,7 @@ def _read_loose(lines: list[str], i: int, stripped: str, found: _Found) -> int:
     line = _loose_line(stripped)
     if line is None:
         return i + 1
-    if line.role == "log" and lines[i][:1].isspace() and _CODE_LINE.match(stripped):
+    if line.role == "log" and lines[i][:1].isspace() and _WARN_SOURCE.match(stripped):
         return i + 1  # the source line Python prints under a warning: code, not a message
     if line.role == "log":
         found.logs.append(_with_wrap(line, lines, i + 1))
