@@ -4,7 +4,8 @@
 ``find_unused_parameters`` hint, a second ``set_start_method``, ``EOFError: Ran out of input``,
 unpicklable DataLoader worker arguments, bf16 autocast on GPUs below compute capability 8.0,
 weights used outside their ZeRO-3 / FSDP wrapper, xformers finding no attention kernel,
-compiled extensions importing into another torch (undefined c10/ATen symbols), and
+compiled extensions importing into another torch (undefined c10/ATen symbols), torchvision's
+operators missing from another torch (both wordings), and
 Lightning 1.x's ``ModelCheckpoint(monitor=...) not found in the returned metrics``, the pastes
 that searches of public issue threads returned for that message, in order, verbatim as the
 search excerpt had them (a paste cut off before its error line was skipped; one whose wording was
