@@ -46,8 +46,10 @@ ROLE_WEIGHTS = {
     "log": 0.95,
 }
 
-_LINE_PREFIX = re.compile(
-    r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s)"
+# torchrun's "[rank0]:", Ray's "(pid=123)", and mpirun/horovod's "--tag-output" "[1,0]<stdout>:"
+LINE_PREFIX = re.compile(
+    r"^(?:\[(?:rank|default)\d+\]:\s?|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s"
+    r"|\[\d+,\d+\]<(?:stdout|stderr)>:)"
 )
 _BAR = re.compile(r"\d+%\|.*\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\]")
 # A whole tqdm bar: "Epoch 0:   6%|██   | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6]"
@@ -66,7 +68,10 @@ _TICK_BEFORE_EXCEPTION = re.compile(
 # "<file>.py:<line>: SomeWarning: " and the start of that file's path
 _WARNING_MARK = re.compile(r"\.py:\d+: (?:[A-Z]\w*)?Warning: ")
 _PATH_START = re.compile(r"[A-Za-z]:[/\\]|[/\\]")
-_TB_START = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
+# a shell prompt the header was printed after ("(env) D:\repo>Traceback ...") is not part of it
+_TB_START = re.compile(
+    r"^(?:[^\s>$#][^>$#]{0,200}[>$#] ?)?\s*(?:Original )?Traceback \(most recent call last\):\s*$"
+)
 # IPython / Jupyter: "RuntimeError                              Traceback (most recent call last)"
 _IPYTHON_START = re.compile(
     r"^(?P<cls>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
@@ -81,6 +86,14 @@ _IPYTHON_FRAME = re.compile(
 )
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred"
+# A spawned child's bootstrap frame: its traceback is the child's own, not the parent's
+_SPAWN_MAIN = re.compile(
+    r"^\s*File \"[^\"]*multiprocessing[/\\]spawn\.py\", line \d+, in (?:spawn_main|_main)$"
+)
+# what a spawned child raises when the parent died while sending it its pickled process object
+_FROM_PARENT_CUT = frozenset({"EOFError", "_pickle.UnpicklingError", "pickle.UnpicklingError"})
+# the source line Python prints under a warning, "  warnings.warn(msg, UserWarning)"
+_WARN_SOURCE = re.compile(r"(?:warnings\.)?warn(?:_explicit)?\(")
 _CPP_FRAMES = re.compile(r"^(?:Exception raised from .*|frame #\d+: .*)$")
 _TB_EXC = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)(?::[ \t]*(?P<msg>.*))?$")
 # An exception or warning line anywhere in a log: "RuntimeError: ...", "x.py:3: UserWarning: ..."
@@ -170,7 +183,7 @@ def clean_lines(text: str) -> list[str]:
         else:
             raw_parts = [raw]
         for part in raw_parts:
-            line = _LINE_PREFIX.sub("", part.rstrip())
+            line = LINE_PREFIX.sub("", part.rstrip())
             # each helper's own cheap test first: most lines of a big log need none of them
             if "[" in line and ("it/s" in line or "s/it" in line or "B/s" in line):
                 line = _after_progress_bar(line)
@@ -255,10 +268,11 @@ def extract_error_lines(text: str) -> list[ErrorLine]:
     """Return the error lines of ``text``, most important first (see :data:`ROLE_WEIGHTS`)."""
     lines = clean_lines(text)
     found = _scan(lines)
-    result = _order_tracebacks(found.tracebacks)
+    echoes = _echoes_beside_loose(found)
+    result = _order_tracebacks(_echoes_first(found))
     result += _final_among_loose(found)[-MAX_LOG_LINES:]
-    result += found.logs[-MAX_LOG_LINES:]
-    return _when_nothing_else(_dedupe(result), lines)
+    result += echoes + found.logs[-MAX_LOG_LINES:]
+    return _when_nothing_else(_dedupe(_cause_under_raised(result, lines)), lines)
 
 
 @dataclass(slots=True)
@@ -269,6 +283,8 @@ class _Found:
     tracebacks: list[tuple[ErrorLine | None, str | None, ErrorLine | None]] = field(
         default_factory=list
     )
+    # indexes into tracebacks of spawned children that only failed to read from their parent
+    echoes: set[int] = field(default_factory=set)
     loose: list[ErrorLine] = field(default_factory=list)  # exception and warning lines
     logs: list[ErrorLine] = field(default_factory=list)
 
@@ -284,8 +300,11 @@ def _scan(lines: list[str]) -> _Found:
             continue
         traceback = _traceback_at(lines, i)
         if traceback is not None:
+            start = i
             exc, raised, i = traceback
             if exc is not None or raised is not None:
+                if _is_parent_echo(lines[start:i], exc):
+                    found.echoes.add(len(found.tracebacks))
                 found.tracebacks.append((exc, pending_link, raised))
             pending_link = None
         elif stripped.startswith(_CHAIN_CAUSE):
@@ -297,6 +316,72 @@ def _scan(lines: list[str]) -> _Found:
         else:
             i = _read_loose(lines, i, stripped, found)
     return found
+
+
+def _is_parent_echo(block: list[str], exc: ErrorLine | None) -> bool:
+    """A spawned child that died reading what its parent never finished sending.
+
+    On spawn (Windows, macOS, Python 3.14+) a parent that cannot pickle a worker's arguments
+    raises, and the half-started child prints ``EOFError: Ran out of input`` after it: the
+    child's traceback echoes the parent's error and is never the cause while that one is there.
+    """
+    if exc is None or exc.exc_class not in _FROM_PARENT_CUT:
+        return False
+    return any(_SPAWN_MAIN.match(line) for line in block)
+
+
+def _echoes_first(found: _Found) -> list[tuple[ErrorLine | None, str | None, ErrorLine | None]]:
+    """The tracebacks in order, with children's echoes of a parent's failure moved first.
+
+    Moved before the others, an echo is never taken as the final exception when the paste
+    also holds the traceback it echoes; a paste of the echo alone keeps it as the final.
+    """
+    if not found.echoes or len(found.echoes) == len(found.tracebacks):
+        return found.tracebacks
+    echoes = [tb for k, tb in enumerate(found.tracebacks) if k in found.echoes]
+    others = [tb for k, tb in enumerate(found.tracebacks) if k not in found.echoes]
+    if others and others[0][1] is not None:
+        others[0] = (others[0][0], None, others[0][2])
+    return echoes + others
+
+
+def _echoes_beside_loose(found: _Found) -> list[ErrorLine]:
+    """Take out the echoes when they are the only tracebacks and the parent's error is loose.
+
+    A parent's traceback pasted without its header (or under a tool's own header) leaves its
+    exception a loose line; the children's echoes then must not be the final exception.
+    """
+    if not found.echoes or len(found.echoes) != len(found.tracebacks):
+        return []
+    if not any(line.role == "exception" for line in found.loose):
+        return []
+    echoes = [replace(exc, role="exception") for exc, _link, _raised in found.tracebacks if exc]
+    found.tracebacks, found.echoes = [], set()
+    return echoes
+
+
+def _cause_under_raised(result: list[ErrorLine], lines: list[str]) -> list[ErrorLine]:
+    """The exception printed under a final ``... raised:`` is the final one; the wrapper is chained.
+
+    torch.compile wraps what its backend raised (``BackendCompilerFailed: backend='inductor'
+    raised:``) and prints the backend's own exception on the next line: that one says what
+    went wrong, and the wrapper only where.
+    """
+    head = result[0] if result else None
+    if head is None or head.role != "final" or not head.message.endswith(" raised:"):
+        return result
+    last_line = head.text.splitlines()[-1].strip()
+    at = next((k for k, line in enumerate(lines) if line.strip() == last_line), None)
+    if at is None:
+        return result
+    nxt = next((k for k in range(at + 1, len(lines)) if lines[k].strip()), None)
+    cause = _loose_line(lines[nxt].strip()) if nxt is not None else None
+    if cause is None or cause.role != "exception":
+        return result
+    more, _after = _continuation(lines, nxt + 1)
+    cause = replace(_extended(cause, more), role="final")
+    rest = [e for e in result[1:] if e.message != cause.message]
+    return [cause, replace(head, role="chained"), *rest]
 
 
 def _traceback_at(
@@ -320,6 +405,8 @@ def _read_loose(lines: list[str], i: int, stripped: str, found: _Found) -> int:
     line = _loose_line(stripped)
     if line is None:
         return i + 1
+    if line.role == "log" and lines[i][:1].isspace() and _WARN_SOURCE.match(stripped):
+        return i + 1  # the source line Python prints under a warning: code, not a message
     if line.role == "log":
         found.logs.append(_with_wrap(line, lines, i + 1))
         return i + 1

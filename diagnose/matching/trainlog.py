@@ -10,6 +10,10 @@ module reads that grammar instead of knowing each framework:
   numbers, ``nan``/``inf`` in any case, a quoted number, ``tensor(nan, ...)``, or a counter
   ``[ 500/2931]`` (HF Trainer's dicts, tqdm and Lightning bars, mmengine and mmdet, Megatron,
   DeepSpeed, detectron2's event lines, hand-written prints);
+* a metric printed as a named tuple, ``loss (min, avg, max): (-0.276, nan, 1152.6)``, read as
+  ``loss_min``, ``loss_avg``, ``loss_max`` (the average is the row's loss); printed tensors
+  ``tensor(-inf., device='cuda:0')``; lines tagged by a launcher (``[rank0]:``, mpirun and
+  horovod's ``[1,0]<stdout>:``, Ray's ``(pid=...)``);
 * a table: a header line of column names followed by rows of values (YOLO's epoch lines);
 * guard messages that say the loss became non-finite without printing it
   (``Loss became infinite or NaN at iteration=27!``, ``Loss is nan, stopping training``);
@@ -30,6 +34,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from diagnose.matching.logtext import LINE_PREFIX
 from diagnose.safetext import strip_escapes
 
 MAX_LINES = 100_000
@@ -37,7 +42,8 @@ MAX_LINE_CHARS = 4_000
 MAX_CHARS = 8_000_000  # of a log, read from its start: the first non-finite row is what counts
 MAX_ROWS = 5_000  # metric rows kept: the first ones and those around the first non-finite one
 
-_NUMBER = r"[-+]?(?:nan|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
+# "tensor(-inf., device='cuda:0')": some prints put a point after nan/inf too
+_NUMBER = r"[-+]?(?:(?:nan|inf(?:inity)?)\.?|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
 # One or two words of a key, then a separator, then a value. The separator may be nothing but
 # spaces (``loss 2.31``); quotes and brackets around keys and values are allowed.
 # A value, then (looking back from it over a bounded window) the key of one or two words and
@@ -46,6 +52,11 @@ _NUMBER = r"[-+]?(?:nan|inf(?:inity)?|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
 # per line stays linear whatever the line holds.
 _VALUE = re.compile(
     rf"(?<![\w.])(?:tensor\()?(?P<value>{_NUMBER})(?![\w.%])(?:\s*/\s*\d+\s*\]?)?", re.IGNORECASE
+)
+# A key, the names of a tuple's parts, then the tuple: "loss (min, avg, max): (-0.27, nan, 1152.6)"
+_TUPLE = re.compile(
+    r"(?P<key>[A-Za-z][\w./-]{0,40})\s*\((?P<names>[A-Za-z]\w{0,20}(?:\s*,\s*[A-Za-z]\w{0,20}){1,7})\)"
+    r"\s*[:=]?\s*\((?P<values>[^()]{1,300})\)"
 )
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
 _MAX_KEY = 40
@@ -176,7 +187,7 @@ def _lines(text: str) -> Iterable[str]:
 
 
 def _clean(line: str) -> str:
-    line = strip_escapes(line)
+    line = LINE_PREFIX.sub("", strip_escapes(line))
     return line.replace("**", "").replace("`", "").strip()
 
 
@@ -193,6 +204,8 @@ def _keep(rows: list[LogRow], row: LogRow) -> None:
 
 
 def _value(text: str) -> float | None:
+    if text.endswith(".") and text[-2:-1].isalpha():
+        text = text[:-1]
     try:
         return float(text)
     except ValueError:
@@ -218,7 +231,7 @@ def _kind(key: str) -> str | None:
 
 def _pairs(line: str) -> list[tuple[str, str, float]]:
     """(key, kind, value) for every key-value pair of the line, keys normalised."""
-    found: list[tuple[str, str, float]] = []
+    found, line = _tuple_pairs(line)
     for m in _VALUE.finditer(line):
         value = _value(m.group("value"))
         if value is None:
@@ -233,6 +246,26 @@ def _pairs(line: str) -> list[tuple[str, str, float]]:
         if kind is not None:
             found.append((key.lower(), kind, value))
     return found
+
+
+def _tuple_pairs(line: str) -> tuple[list[tuple[str, str, float]], str]:
+    """The parts of each named tuple of a metric (``loss_min``, ``loss_avg``, ...), and the
+    line with those tuples blanked so their numbers are not read again as other pairs."""
+    found: list[tuple[str, str, float]] = []
+    if "(" not in line:
+        return found, line
+    for m in _TUPLE.finditer(line):
+        kind = _kind(m.group("key"))
+        names = [n.strip().lower() for n in m.group("names").split(",")]
+        values = [_value(v.strip()) for v in m.group("values").split(",")]
+        if kind is None or len(names) != len(values):
+            continue
+        key = m.group("key").lower()
+        found += [
+            (f"{key}_{n}", kind, v) for n, v in zip(names, values, strict=True) if v is not None
+        ]
+        line = line[: m.start()] + " " * (m.end() - m.start()) + line[m.end() :]
+    return found, line
 
 
 def _key_before(line: str, end: int) -> str | None:
@@ -317,7 +350,8 @@ def _main_loss(losses: list[tuple[str, float]]) -> tuple[str | None, float | Non
     """The total loss of a line that prints its parts too (``loss`` over ``loss_cls``)."""
     if not losses:
         return None, None
-    for preferred in ("loss", "total_loss", "train_loss", "train/loss", "lm loss", "[loss]"):
+    preferred_keys = ("loss", "total_loss", "train_loss", "train/loss", "lm loss", "[loss]")
+    for preferred in (*preferred_keys, "loss_avg", "loss_mean"):
         for key, value in losses:
             if key == preferred:
                 return key, value

@@ -39,6 +39,9 @@ against the shipped records: the slug of the record whose explanation fits what 
 or null when none does (a record for another error of the same exception class is not a fit).
 
 The floors below are the figures after the fixes above, rounded down: they may only rise.
+
+A forward() positional-argument TypeError labelled null when gathered is labelled with the
+record added later for that family.
 """
 
 from __future__ import annotations

@@ -385,3 +385,100 @@ def test_a_paste_indented_as_a_whole_is_read_as_its_traceback():
     first = extract_error_lines(pasted)[0]
     assert (first.role, first.exc_class) == ("final", "RuntimeError")
     assert first.message == "element 0 of tensors does not require grad"
+
+
+PARENT_THEN_CHILD_ECHO = """\
+Traceback (most recent call last):
+  File "train.py", line 40, in <module>
+    for batch in loader:
+  File "C:\\envs\\t\\lib\\multiprocessing\\reduction.py", line 60, in dump
+    ForkingPickler(file, protocol).dump(obj)
+AttributeError: Can't pickle local object 'main.<locals>.<lambda>'
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "C:\\envs\\t\\lib\\multiprocessing\\spawn.py", line 116, in spawn_main
+    exitcode = _main(fd, parent_sentinel)
+  File "C:\\envs\\t\\lib\\multiprocessing\\spawn.py", line 126, in _main
+    self = reduction.pickle.load(from_parent)
+EOFError: Ran out of input
+"""
+
+
+def test_a_spawned_childs_echo_never_hides_its_parents_error():
+    lines = extract_error_lines(PARENT_THEN_CHILD_ECHO)
+    assert [(e.exc_class, e.role) for e in lines] == [
+        ("AttributeError", "final"),
+        ("EOFError", "exception"),
+    ]
+
+
+def test_the_echo_printed_first_or_beside_a_headerless_parent_is_not_final_either():
+    parent, child = PARENT_THEN_CHILD_ECHO.split("AttributeError: Can't pickle local object")
+    child_first = child.split("\n", 1)[1] + parent + "AttributeError: Can't pickle x"
+    assert extract_error_lines(child_first)[0].exc_class == "AttributeError"
+    headerless = PARENT_THEN_CHILD_ECHO.replace("Traceback (most recent call last):\n", "", 1)
+    assert extract_error_lines(headerless)[0].exc_class == "AttributeError"
+
+
+def test_a_childs_echo_alone_and_a_childs_own_error_stay_final():
+    child = PARENT_THEN_CHILD_ECHO.split("'main.<locals>.<lambda>'\n", 1)[1]
+    assert extract_error_lines(child)[0].exc_class == "EOFError"
+    own = PARENT_THEN_CHILD_ECHO.replace(
+        "EOFError: Ran out of input",
+        "RuntimeError: An attempt has been made to start a new process",
+    )
+    assert extract_error_lines(own)[0].exc_class == "RuntimeError"
+
+
+def test_a_traceback_printed_after_a_shell_prompt_is_read_as_one():
+    text = '(torch14) D:\\fcdd>Traceback (most recent call last):\n  File "a.py", line 1\nKeyError: 3\n'
+    assert [(e.exc_class, e.role) for e in extract_error_lines(text)] == [("KeyError", "final")]
+
+
+def test_mpirun_and_horovod_tagged_output_loses_its_rank_tags():
+    text = (
+        "[1,0]<stdout>:/usr/lib/horovod/torch/__init__.py:20: DeprecationWarning: old\n"
+        "[1,0]<stderr>:RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error.\n"
+    )
+    assert (
+        clean_lines(text)[1]
+        == "RuntimeError: DataLoader worker (pid 9) is killed by signal: Bus error."
+    )
+    assert extract_error_lines(text)[0].exc_class == "RuntimeError"
+
+
+COMPILE_WRAPPED = """\
+Traceback (most recent call last):
+  File "train.py", line 30, in <module>
+    out = compiled(x)
+torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:
+ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'
+
+Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information
+"""
+
+
+def test_the_exception_under_a_backends_raised_line_is_the_final_one():
+    lines = extract_error_lines(COMPILE_WRAPPED)
+    assert [(e.exc_class, e.role) for e in lines[:2]] == [
+        ("ImportError", "final"),
+        ("torch._dynamo.exc.BackendCompilerFailed", "chained"),
+    ]
+
+
+def test_a_raised_line_with_nothing_under_it_stays_final():
+    text = COMPILE_WRAPPED.replace("ImportError: cannot import name 'triton_key'", "")
+    assert extract_error_lines(text)[0].exc_class == "torch._dynamo.exc.BackendCompilerFailed"
+
+
+def test_the_source_line_python_prints_under_a_warning_is_not_read_as_a_log_line():
+    text = (
+        "/opt/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py:617: UserWarning:"
+        " This DataLoader will create 8 worker processes in total. Our suggested max number of"
+        " worker in current system is 2.\n"
+        "  warnings.warn(_create_warning_msg(\n"
+        "  warnings.warn('nan loss skipped')\n"
+    )
+    lines = extract_error_lines(text)
+    assert [e.role for e in lines] == ["warning"]
+    assert "warnings.warn" not in lines[0].text

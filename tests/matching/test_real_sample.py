@@ -11,6 +11,13 @@ What the matcher owes these messages:
 - precision: the first confident answer is never a wrong record (for a message no record
   explains, the honest answer is "no match");
 - recall@1: the right record comes first for at least as many labelled messages as today.
+
+The Chinese-CLIP paste (``EOFError: Ran out of input`` above torchrun's ``failed (exitcode: 1)``
+line) was first labelled with the elastic record, when no record knew the EOFError; it is
+labelled with the EOFError's record, the error the worker died of, since one exists.
+Three extensions' ``undefined symbol: _ZN...`` imports (mmdet's roi_align, extension-cpp,
+torch3d), labelled null when gathered, are labelled with the record for extensions built against
+another torch, added later.
 """
 
 from __future__ import annotations

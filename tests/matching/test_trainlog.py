@@ -92,3 +92,37 @@ def test_a_huge_log_keeps_the_rows_before_the_event_within_a_bound():
     assert log.first_nonfinite.step == 3 * MAX_ROWS
     assert log.before[-1].step == 3 * MAX_ROWS - 1
     assert log.rows[0].step == 0
+
+
+def test_a_loss_printed_as_a_named_tuple_is_read_part_by_part():
+    log = read_training_log(
+        "epoch 1 step 10 loss (min, avg, max): (0.276, 0.5, 1.6)\n"
+        "epoch 1 step 20 loss (min, avg, max): (-0.276, nan, 1152.6)\n"
+    )
+    first_row = log.rows[0]
+    assert (first_row.step, first_row.loss_key, first_row.loss) == (10, "loss_avg", 0.5)
+    bad = log.first_nonfinite
+    assert bad is not None and bad.line == 2 and bad.step == 20
+    assert [key for key, _ in bad.nonfinite] == ["loss_avg"]
+
+
+def test_a_tuple_of_another_arity_or_of_no_metric_is_not_read_as_losses():
+    assert read_training_log("loss (min, max): (0.1, nan, 3.0)\n").first_nonfinite is None
+    assert read_training_log("eta (h, m): (nan, 3)\n").rows == []
+
+
+def test_printed_tensors_are_read_with_or_without_a_point_after_inf():
+    log = read_training_log(
+        "step 1 loss tensor(2.3012, device='cuda:0', grad_fn=<NllLossBackward0>)\n"
+        "step 2 loss tensor(-inf., device='cuda:0')\n"
+    )
+    assert log.rows[0].loss == pytest.approx(2.3012)
+    bad = log.first_nonfinite
+    assert bad is not None and bad.loss == -math.inf and bad.step == 2
+
+
+@pytest.mark.parametrize("tag", ["[rank0]: ", "[1,0]<stdout>:", "(RayTrainWorker pid=41521) "])
+def test_rank_tags_of_launchers_do_not_hide_the_metrics(tag):
+    log = read_training_log(f"{tag}step 1 loss 2.30\n{tag}step 2 loss nan\n")
+    bad = log.first_nonfinite
+    assert bad is not None and bad.step == 2 and log.rows[0].step == 1
