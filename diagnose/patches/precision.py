@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from diagnose.patches.comments import refresh_comments
 from diagnose.patches.context import PatchContext, Patched
 from diagnose.patches.registry import patcher
 from diagnose.patches.settings import ELSEWHERE, change_setting, origin_of, swap_dtype, swap_switch
@@ -32,6 +33,9 @@ ADAMS = {"Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam"}
 TORCH_CALLEES = ("torch.", "F.", "nn.functional.", "functional.")
 
 
+# the words a comment on a switched line uses for what it no longer is
+TO_BF16 = {"fp16": "bf16", "float16": "bfloat16"}
+TO_FP32 = {"fp16": "fp32", "float16": "float32"}
 BF16_WHY = "the same autocast in bfloat16, which has float32's range (a GPU with bf16 needed)"
 # Lightning's float16 precisions and their bfloat16 counterparts
 LIGHTNING_BF16 = {"16-mixed": "bf16-mixed", "16": "bf16-mixed", "16-true": "bf16-true"}
@@ -59,7 +63,7 @@ def use_bf16(ctx: PatchContext) -> Patched:
     if not count:
         raise NoPatch("no float16 in the script (torch.float16, torch.half or .half())")
     return Patched(
-        edit.result(),
+        refresh_comments(ctx.script.source, edit.result(), TO_BF16),
         f"{count} float16 use(s) switched to bfloat16 (same range as "
         "float32; a GradScaler is no longer needed)",
     )
@@ -82,7 +86,10 @@ def upcast_to_fp32(ctx: PatchContext) -> Patched:
             "no float16 in the script to take back to float32; compute the failing "
             "op in float32 (`x.float()`) as in the example"
         )
-    return Patched(edit.result(), f"{count} float16 use(s) switched to float32")
+    return Patched(
+        refresh_comments(ctx.script.source, edit.result(), TO_FP32),
+        f"{count} float16 use(s) switched to float32",
+    )
 
 
 @patcher("raise-adam-eps")
