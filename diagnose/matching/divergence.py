@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose.formatting import num
+from diagnose.matching.logconfig import LogFramework, read_framework
 from diagnose.matching.trainlog import LogRow, TrainingLog, read_training_log
 
 # A log shows the symptoms' trends but never the producer nor the config the rules also read
@@ -105,8 +106,10 @@ def diagnose_log(text: str) -> LogDiagnosis | None:
         scale_changes=len(log.scale_changes),
         command=_command(text, first),
     )
+    _script, args, _nproc = _launch(text)
+    framework = read_framework(" ".join(args), [row.text for row in log.rows])
     diagnosis.causes, diagnosis.fixes = rank_evidence(
-        _as_report(log, diagnosis), LOG_CONFIDENCE, unseen=_UNSEEN_IN_A_LOG
+        _as_report(log, diagnosis, framework), LOG_CONFIDENCE, unseen=_UNSEEN_IN_A_LOG
     )
     return diagnosis
 
@@ -207,7 +210,7 @@ def rank_evidence(
     return causes, fixes
 
 
-def _as_report(log: TrainingLog, diagnosis: LogDiagnosis) -> Any:
+def _as_report(log: TrainingLog, diagnosis: LogDiagnosis, framework: LogFramework) -> Any:
     from diagnose.report import Config, Event, Report, ScriptInfo, StepRecord
 
     first = diagnosis.first
@@ -249,7 +252,14 @@ def _as_report(log: TrainingLog, diagnosis: LogDiagnosis) -> Any:
         script=ScriptInfo(path="<training log>"),
         event=event,
         history=history,
-        config=Config(precision="fp16" if scaled else "unknown", lr=lr, grad_scaler=scaled),
+        config=Config(
+            precision=framework.precision
+            if framework.precision != "unknown" or not scaled
+            else "fp16",
+            lr=lr,
+            grad_scaler=scaled or framework.precision == "fp16-autocast",
+            transformers=framework.transformers,
+        ),
     )
 
 
