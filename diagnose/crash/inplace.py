@@ -284,15 +284,7 @@ def _inplace_flag(scene: Scene, crash: Crash, module: Any, names: dict[str, Any]
         )
         return
     site = built[0]
-    crash.sites.append(
-        CrashSite(
-            role="built",
-            file=site.file,
-            line=site.line,
-            code=site.code,
-            what=f"`{name}` is built with inplace=True",
-        )
-    )
+    crash.sites.append(site.site(f"`{name}` is built with inplace=True"))
     crash.edit = CrashEdit(
         kind="inplace-flag", file=site.file, line=site.line, target="inplace", value="False"
     )

@@ -19,7 +19,7 @@ from diagnose.crash.live import Scene, module_name, shape, shape_text, statement
 from diagnose.crash.origin import origin_site
 from diagnose.crash.replay import Call, module_calls
 from diagnose.crash.sources import Built, constructors, factors, literal_int
-from diagnose.report import Crash, CrashEdit, CrashSite
+from diagnose.report import Crash, CrashEdit
 
 FAMILY = "shape-mismatch"
 
@@ -136,15 +136,7 @@ def _layer_crash(
         crash.evidence.append(_lazy_words(kind, layer, got))
         return
     site = built[0]
-    crash.sites.append(
-        CrashSite(
-            role="built",
-            file=site.file,
-            line=site.line,
-            code=site.code,
-            what=f"`{name}` is built here",
-        )
-    )
+    crash.sites.append(site.site(f"`{name}` is built here"))
     value = _new_value(site, got, producer)
     if value is None:
         crash.checked.append(
@@ -368,15 +360,7 @@ def _output_layer(scene: Scene, crash: Crash, got: list[int], want: list[int]) -
     if len(built) != 1:
         return
     site = built[0]
-    crash.sites.append(
-        CrashSite(
-            role="built",
-            file=site.file,
-            line=site.line,
-            code=site.code,
-            what=f"`{name}` is built here",
-        )
-    )
+    crash.sites.append(site.site(f"`{name}` is built here"))
     if literal_int(site.argument) is not None:
         crash.edit = CrashEdit(
             kind="layer-size",

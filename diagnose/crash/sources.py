@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from diagnose.crash.live import parse, source_line
+from diagnose.report import CrashSite
 
 _OPS = {
     ast.Mult: operator.mul,
@@ -55,6 +56,10 @@ class Built:
     code: str | None
     argument: ast.AST | None  # the expression given for the parameter in question
     assigned: str | None  # the attribute or name it is assigned to (fc, self.fc -> fc)
+
+    def site(self, what: str) -> CrashSite:
+        """This call as the crash's "built" site: where the module in question was built."""
+        return CrashSite(role="built", file=self.file, line=self.line, code=self.code, what=what)
 
 
 def _argument(call: ast.Call, position: int, name: str) -> ast.AST | None:

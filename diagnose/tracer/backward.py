@@ -76,6 +76,25 @@ def nodes_on_path(
     return {id(node): node for node in order if reach[id(node)]}
 
 
+def outputs_with_grads(
+    roots: list[Any], outputs: list[Any]
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each replayed root output that requires grad, paired with the gradient the step's own
+    output got (kept by the root's records), in output order; outputs with none are left out."""
+    pairs = []
+    for root, output in zip(roots, outputs, strict=True):
+        kept = {
+            i: node_grads[nr]
+            for (i, nr), node_grads in (root.grads or {}).items()
+            if nr < len(node_grads)
+        }
+        for i, (_, t) in enumerate(iter_tensors(output, "output")):
+            grad = kept.get(i)
+            if grad is not None and t.requires_grad:
+                pairs.append((t, grad))
+    return pairs
+
+
 def downstream_only(outputs: list[torch.Tensor]) -> list[int]:
     """Indices of the outputs no other output was computed from.
 

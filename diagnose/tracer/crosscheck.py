@@ -30,7 +30,7 @@ from torch.overrides import TorchFunctionMode
 
 from diagnose.report import CallFrame, Location
 from diagnose.tracer import ops
-from diagnose.tracer.backward import downstream_only
+from diagnose.tracer.backward import downstream_only, outputs_with_grads
 from diagnose.tracer.stats import is_checked, iter_tensors
 
 _MAX_NODES = 200_000  # graph walk bound, as in ``backward``
@@ -270,20 +270,13 @@ def _differentiable(
 ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """The replayed root outputs paired with the finite gradients the step's outputs got."""
     outs, grads = [], []
-    for root, output in zip(roots, outputs, strict=True):
-        kept = {
-            i: node_grads[nr]
-            for (i, nr), node_grads in (root.grads or {}).items()
-            if nr < len(node_grads)
-        }
-        for i, (_, t) in enumerate(iter_tensors(output, "output")):
-            grad = kept.get(i)
-            if grad is None or not t.requires_grad or not is_checked(t):
-                continue
-            if not _finite(grad):
-                return [], []  # the gradient came in non-finite: not born in the model
-            outs.append(t)
-            grads.append(grad)
+    for t, grad in outputs_with_grads(roots, outputs):
+        if not is_checked(t):
+            continue
+        if not _finite(grad):
+            return [], []  # the gradient came in non-finite: not born in the model
+        outs.append(t)
+        grads.append(grad)
     keep = downstream_only(outs)
     return [outs[i] for i in keep], [grads[i] for i in keep]
 

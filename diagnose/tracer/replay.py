@@ -340,18 +340,8 @@ def _replay_backward(
     """Differentiate the replayed root outputs with the gradients the step's outputs
     received: module prehooks record each gradient, and the parameter gradients join the
     window as the step's own did (``autograd.grad``: nothing accumulates in ``.grad``)."""
-    outs, grads = [], []
-    for root, output in zip(roots, outputs, strict=True):
-        kept = {
-            i: node_grads[nr]
-            for (i, nr), node_grads in (root.grads or {}).items()
-            if nr < len(node_grads)
-        }
-        for i, (_, t) in enumerate(iter_tensors(output, "output")):
-            grad = kept.get(i)
-            if grad is not None and t.requires_grad:
-                outs.append(t)
-                grads.append(grad)
+    pairs = backward.outputs_with_grads(roots, outputs)
+    outs, grads = [t for t, _ in pairs], [g for _, g in pairs]
     keep = backward.downstream_only(outs)  # an output another one was computed from
     outs, grads = [outs[i] for i in keep], [grads[i] for i in keep]  # got its share there
     params = list(
