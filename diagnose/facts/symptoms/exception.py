@@ -19,8 +19,10 @@ def script_exception(f: Facts, report: Report) -> Symptom | None:
         return None
     kind = f.get("event.exception_type") or "an exception"
     message = str(f.get("event.message") or "").splitlines()[0:1]
+    # the generic symptom yields to a run-specific explanation of the same exception
+    explained = f.get("crash.family") is not None
     return Symptom(
         id="script-exception",
-        confidence=1.0,
+        confidence=0.5 if explained else 1.0,
         evidence=[f"the script raised {kind}" + (f": {message[0]}" if message else "")],
     )
