@@ -55,6 +55,8 @@ FACTS: dict[str, str] = {
     "op_input.has_zero": "an input of the op holds 0 (null: unknown)",
     "op_input.has_negative": "an input of the op holds a negative number (null: unknown)",
     "op_input.nonfinite": "an input of the op was already non-finite",
+    "producer_frame.input_nonfinite": "an input of the module call flagged as the producer "
+    "was already non-finite",
     "op_input.divisor_has_zero": "the second input (the divisor of a division) holds 0",
     "op_input.divisor_min_abs": "smallest |x| of the divisor",
     "op_input.number_beyond_dtype": "a plain number given to the op (x * 1e39, a fill value) "

@@ -206,6 +206,10 @@ def _signed(stats: Any, key: str) -> float | None:
 
 def _op_input_facts(report: Report, facts: Facts) -> None:
     inputs = list(get(report.event, "op_inputs") or []) if report.event else []
+    producer = next((f for f in report.frames or [] if get(f, "producer")), None)
+    if producer is not None:  # the flagged module call: an input it got already non-finite
+        given = list(get(producer, "inputs") or [])
+        facts["producer_frame.input_nonfinite"] = any(_stats_nonfinite(s) for s in given)
     if not inputs:
         return
     mins = [num(get(s, "abs_min")) for s in inputs]

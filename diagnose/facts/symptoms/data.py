@@ -19,14 +19,15 @@ from diagnose.report import Report, Symptom
 def nonfinite_batch(f: Facts, report: Report) -> Symptom | None:
     if f.get("batch_cast.dtype"):
         return None  # finite as the loader gave it: a cast made it inf (batch-cast-overflow)
-    if f.get("event.phase") == "loss" and f.get("op_input.nonfinite"):
+    given_bad = f.get("op_input.nonfinite") or f.get("producer_frame.input_nonfinite")
+    if f.get("event.phase") == "loss" and given_bad:
         # The model's outputs were finite (else the event would be in forward), so the
         # non-finite input of the loss op is what the batch brought: the targets.
         return Symptom(
             id="nonfinite-targets",
             confidence=0.8,
             evidence=[
-                f"an input of the loss op {f.get('event.op') or ''} was already non-finite "
+                f"an input of the loss {f.get('event.op') or ''} was already non-finite "
                 "while the model's outputs were finite: the targets hold nan/inf".replace("  ", " ")
             ],
         )
