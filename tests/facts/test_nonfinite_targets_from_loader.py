@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import run_cli
 
-SCRIPT = '''
+SCRIPT = """
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
@@ -39,7 +39,7 @@ for epoch in range(3):
         opt.zero_grad()
         criterion(net(xb), yb).backward()
         opt.step()
-'''
+"""
 
 
 @pytest.mark.slow
