@@ -529,7 +529,10 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     if change is None or len(curve) < MIN_CURVE:
         return None
     ratio = _loss_ratio(learning, report)
-    if ratio is None or ratio < 0.97:
+    # weights that moved less than a millionth of their size did not train: a loss that
+    # still moved (batch to batch noise) says nothing against that
+    still = change < 1e-6
+    if ratio is None or (ratio < 0.97 and not still):
         return None
     lrs = [row.lr for row in report.history if row.lr is not None]
     # the most the schedule gave (a warmup starts far below what the user set)
@@ -537,11 +540,15 @@ def lr_too_low(learning: Learning, report: Report) -> Symptom | None:
     below = _far_below_usual(report, max(lrs) if lrs else None)
     if change >= 1e-4 and (below is None or change >= 1e-2):
         return None
-    # weights that moved less than a millionth of their size did not train: a short curve
-    # weakens what the loss says, not what the weights say
+    # a short curve weakens what the loss says, not what the weights say
+    loss = (
+        f"the loss stayed at {ratio:.0%} of its start"
+        if ratio >= 0.97
+        else f"the loss moved only as its batches differ ({ratio:.0%} of its start)"
+    )
     evidence = [
         f"over {len(curve)} steps{lr} the weights moved {num(change)} of their size and "
-        f"the loss stayed at {ratio:.0%} of its start: the updates are too small to learn"
+        f"{loss}: the updates are too small to learn"
     ]
     if below is not None:
         evidence.append(below)

@@ -211,6 +211,19 @@ def test_weights_that_cannot_move_are_broken_even_over_a_short_run() -> None:
     assert weak.id == "lr-too-low" and weak.confidence < BROKEN
 
 
+def test_weights_that_did_not_move_trained_nothing_whatever_the_noisy_loss_did() -> None:
+    # minibatch losses that wander from 0.78 down to 0.66 while the weights moved 2e-7 of
+    # their size: the loss moved with its batches, not with training
+    evidence = _steps(100).model_copy(update={"weight_change": 2e-7})
+    noisy = [0.78 - 0.12 * i / 99 + 0.05 * (i % 3 - 1) for i in range(100)]
+    [low] = detect_learning_symptoms(_report(evidence, noisy))
+    assert low.id == "lr-too-low"
+    assert "as its batches differ" in low.evidence[0]
+    moved = evidence.model_copy(update={"weight_change": 5e-5})
+    falling = [0.78 * (1 - i / 200) for i in range(100)]
+    assert _ids(_report(moved, falling)) == []  # weights that moved and a loss that fell
+
+
 def test_a_clip_at_zero_on_every_step_is_the_cause_not_a_low_lr() -> None:
     evidence = _steps(200).model_copy(update={"weight_change": 0.0})
     clip = {"kind": "norm", "max": 0.0, "calls": 200, "function": "torch.nn.utils.clip_grad_norm_"}
