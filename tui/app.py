@@ -104,7 +104,7 @@ class DiagnoseApp(App[int]):
             with TabPane(TITLES["walkthrough"], id="walkthrough"):
                 yield WalkthroughView(report, id="walk")
             with TabPane(_count("Frames", len(report.frames)), id="frames"):
-                yield FramesTable(report.frames, id="frames-table")
+                yield FramesTable(report.frames, report.event, id="frames-table")
             with TabPane(TITLES["history"], id="history"):
                 yield HistoryView(report, id="history-view")
             with TabPane(_count("Fixes", len(report.fixes)), id="fixes"):

@@ -43,13 +43,14 @@ class Section:
     """A titled block of the Config tab: label / value / origin rows, or a table."""
 
     title: str
-    rows: list[tuple[str, Text, Text]] = field(default_factory=list)
+    rows: list[tuple[Text, Text, Text]] = field(default_factory=list)
     table: Table | None = None
 
     def add(self, label: str, value: Text | str, origin: Text | str = "") -> None:
         value = value if isinstance(value, Text) else literal(value)
         origin = origin if isinstance(origin, Text) else Text(origin, style="dim")
-        self.rows.append((label, value, origin))
+        # every cell a Text: a Table would read a str as markup, and labels are report keys
+        self.rows.append((literal(label), value, origin))
 
     def renderable(self) -> RenderableType:
         """The table (if any), then the rows as a borderless three-column grid."""

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from diagnose.render.numbers import producer_frame
 from diagnose.report import Report
+from tui.frame_refs import no_marked_rows, row_ref
 from tui.summary import headline, top_fix, where
 from tui.text import Palette, diff_text, literal, magnitude, num
 
@@ -84,8 +85,14 @@ def _born(report: Report, palette: Palette) -> Text:
         text.append_text(literal(detail))
     frame = producer_frame(report.frames)
     if frame is not None:
-        text.append(f"\n\nIn the Frames tab its row (frame {frame.index}) is marked ▶.")
-    elif not report.frames:
+        text.append(f"\n\nIn the Frames tab (2) it is {row_ref(report.frames, frame)}, marked ▶.")
+    elif any(not f.finite for f in report.frames):
+        text.append("\n\nNo row of the Frames tab is marked as its producer; its ✗ rows ")
+        text.append("passed the value on.")
+    elif report.frames:
+        text.append("\n\n")
+        text.append_text(literal(no_marked_rows(event, report.frames), "dim"))
+    else:
         text.append("\n\nThis report has no frames recorded.", style="dim")
     return text
 
