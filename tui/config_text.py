@@ -19,7 +19,7 @@ from rich.text import Text
 
 from diagnose.report import Report
 from diagnose.trainconfig import Config, OptimizerInfo, Origin, ParamGroup
-from tui.text import literal, num, one_line
+from tui.text import literal, num, one_line, plural
 
 # Param-group hyper-parameters shown as columns, in this order, when any group has them.
 GROUP_COLUMNS = ("lr", "betas", "momentum", "eps", "weight_decay")
@@ -106,11 +106,6 @@ def origin_text(origin: Origin | None, source: str | None = None) -> Text:
         text.append(f" (1 of {origin.candidates} places)", style="dim")
     text.stylize("dim")
     return text
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 fix``, ``2 fixes``: the count and the noun in the form the count needs."""
-    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 def config_sections(report: Report) -> list[Section]:
