@@ -176,8 +176,13 @@ class DiagnoseApp(App[int]):
 
     @on(DataTable.RowSelected, "#frames-table")
     def _frame_selected(self, event: DataTable.RowSelected) -> None:
-        frame = self.query_one(FramesTable).frames[event.cursor_row]
-        self.push_screen(FrameDetailsScreen(frame))
+        frames = self.query_one(FramesTable).frames
+        frame = frames[event.cursor_row]
+        self.push_screen(
+            FrameDetailsScreen(
+                frame, row=event.cursor_row + 1, rows=len(frames), event=self.report.event
+            )
+        )
 
     def action_show_keys(self) -> None:
         sections = [
