@@ -255,7 +255,9 @@ def _columns(groups: list[ParamGroup]) -> list[str]:
 
 def _group_table(title: Text, groups: list[ParamGroup]) -> Table:
     """One row per param group, a column per hyper-parameter any group has."""
-    table = Table(title=title, title_justify="left", box=None, padding=(0, 2), show_edge=False)
+    table = Table(
+        title=title, title_justify="left", box=None, padding=(0, 1), show_edge=False, pad_edge=False
+    )
     dumped = [g.model_dump(mode="python", by_alias=True) for g in groups]
     columns = _columns(groups)
     table.add_column("group", justify="right", style="dim")

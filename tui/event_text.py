@@ -95,9 +95,10 @@ def _location(label: str, location: Location) -> Text:
 def _inputs(event: Event, palette: Palette) -> Table:
     """One row per op input: its name, its role in the op, and its statistics."""
     roles: dict[str, InputValues] = {v.name: v for v in event.op_input_values or []}
-    table = Table(box=None, padding=(0, 2), show_edge=False)
+    table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
     for label in ("tensor", "role", "dtype", "shape", "|x| min", "|x| max", "headroom"):
-        table.add_column(label, justify="right" if label.startswith(("|", "head")) else "left")
+        justify = "right" if label.startswith(("|", "head")) else "left"
+        table.add_column(label, justify=justify, no_wrap=True)
     for stats in event.op_inputs:
         values = roles.get(stats.name)
         table.add_row(

@@ -23,8 +23,8 @@ def row_ref(frames: Sequence[Frame], frame: Frame) -> str:
     parts = []
     if frame.step is not None:
         parts.append(f"step {frame.step}")
-    if frame.module:
-        parts.append(one_line(frame.module))
+    if frame.module or frame.module_type:
+        parts.append(one_line(frame.module or frame.module_type))
     where = f" ({', '.join(parts)})" if parts else ""
     return f"row {row_of(frames, frame)} of {len(frames)}{where}"
 

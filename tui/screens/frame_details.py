@@ -60,19 +60,18 @@ class FrameDetailsScreen(ModalScreen[None]):
         if frame.producer:
             title.append("  ▶ producer of the event", style="bold")
         with Vertical(id="details-box"):
-            yield Label(title, id="details-title")
+            yield Static(title, id="details-title")
             with VerticalScroll(id="details-scroll"):
                 yield DataTable(id="details-table", cursor_type="none", zebra_stripes=True)
                 if self.event is not None:
                     yield Static(
                         event_detail(self.event, Palette.from_app(self.app)), id="details-event"
                     )
-            yield Label(Text("escape: close · j/k: scroll", style="dim"))
+            yield Label(Text("escape: close · j/k: scroll · ←/→: the table's columns", style="dim"))
 
     def on_mount(self) -> None:
         palette = Palette.from_app(self.app)
         table = self.query_one(DataTable)
-        table.can_focus = False
         for label in COLUMNS:
             table.add_column(label, key=label)
         for role, items in (
@@ -84,7 +83,7 @@ class FrameDetailsScreen(ModalScreen[None]):
                 table.add_row(*_cells(role, stats, palette))
         if table.row_count == 0:
             table.add_row(Text("(no tensors recorded for this frame)"), *[""] * 8)
-        self.query_one("#details-scroll").focus()
+        table.focus()  # left / right scroll a table wider than the box
 
     def action_scroll(self, delta: int) -> None:
         scroll = self.query_one("#details-scroll", VerticalScroll)

@@ -240,6 +240,9 @@ def _patch_part(fix: Fix, palette: Palette) -> Text:
     text.append("\n\n")
     if fix.patch:
         text.append("c copies the patch, a applies it (a backup is kept), v verifies it", "dim")
+    elif fix.patch_argv:
+        text.append("no patch to apply: run the script with the arguments above; ", "dim")
+        text.append("c copies the example", "dim")
     else:
         text.append("c copies the example; there is no patch to apply", "dim")
     return text
