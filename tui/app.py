@@ -14,7 +14,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, OptionList, TabbedContent, TabPane
 
 from diagnose.errors import UsageError
 from diagnose.render import RENDERERS, Renderer
@@ -24,6 +24,7 @@ from diagnose.userwrite import OutputExists, write_output
 from diagnose.verify_progress import OnProgress
 from tui.messages import Applied, Verified, VerifyProgress
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.fix_details import FixDetailsScreen
 from tui.screens.frame_details import FrameDetailsScreen
 from tui.screens.keys import KeysScreen
 from tui.text import literal, one_line, safe
@@ -184,6 +185,13 @@ class DiagnoseApp(App[int]):
             )
         )
 
+    @on(OptionList.OptionSelected, "#fix-list")
+    def _fix_selected(self, event: OptionList.OptionSelected) -> None:
+        fixes = self.report.fixes
+        i = event.option_index
+        if 0 <= i < len(fixes):
+            self.push_screen(FixDetailsScreen(fixes[i], rank=i + 1, of=len(fixes)))
+
     def action_show_keys(self) -> None:
         sections = [
             ("everywhere", self.BINDINGS),
@@ -193,7 +201,8 @@ class DiagnoseApp(App[int]):
             ("fixes", [*FixesView.BINDINGS, *FixList.BINDINGS]),
             ("matches", MatchList.BINDINGS),
             ("config", ConfigView.BINDINGS),
-            ("details", FrameDetailsScreen.BINDINGS),
+            ("frame details", FrameDetailsScreen.BINDINGS),
+            ("fix details", FixDetailsScreen.BINDINGS),
             ("palette", [Binding(self.COMMAND_PALETTE_BINDING, "", "Command palette")]),
         ]
         self.push_screen(KeysScreen(sections))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from diagnose.report import CallFrame, InputValues, Report
-from tests.tui.conftest import HOSTILE, load_fp16, show_tab, until
+from tests.tui.conftest import HOSTILE, load_fp16, notice, show_tab, until
 from tui.app import DiagnoseApp
 from tui.screens.frame_details import FrameDetailsScreen
 from tui.widgets.frames_table import FramesTable
@@ -68,3 +68,24 @@ async def test_another_row_s_details_name_its_row_without_the_event():
         assert "produced inf" not in text
         await pilot.press("j", "escape")
         assert not isinstance(app.screen, FrameDetailsScreen)
+
+
+async def test_enter_on_a_fix_shows_the_whole_fix_the_width_of_the_screen(fp16_report):
+    from tui.screens.fix_details import FixDetailsScreen
+
+    app = DiagnoseApp(fp16_report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show_tab(pilot, "4")
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FixDetailsScreen), "the fix's details")
+        screen = app.screen
+        assert screen.fix.id == "enable-grad-clipping"
+        console = Console(width=76, record=True, color_system=None)
+        console.print(screen.query_one("#fix-details").content)
+        text = console.export_text()
+        for part in ("Clip the gradient norm", "Why", "Evidence", "Patch against", "c copies"):
+            assert part in text
+        await pilot.press("j", "c")
+        await notice(pilot, app, "Copied the patch of enable-grad-clipping")
+        await pilot.press("q")
+        assert not isinstance(app.screen, FixDetailsScreen)
