@@ -115,7 +115,7 @@ def config_sections(report: Report) -> list[Section]:
     sections = [
         _training(config, origins),
         *_optimizers(config, origins),
-        _arguments(config),
+        _arguments(config, origins),
         *_frameworks(config, origins),
         _other(config),
         _run(report),
@@ -286,13 +286,18 @@ def _trains(group: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "-"
 
 
-def _arguments(config: Config) -> Section:
-    """The script's argparse values: each given on the command line, or the default."""
+def _arguments(config: Config, origins: Mapping[str, Origin]) -> Section:
+    """The script's argparse values: each given on the command line (the very token, where
+    the origins name it), or the default."""
     section = Section("Script arguments")
     given = config.args_given or {}
     for dest, value in (config.args or {}).items():
         option = given.get(dest)
-        if option == "positional":
+        token = origins.get(dest)
+        origin: Text
+        if option and token is not None and token.kind == "argv" and token.token:
+            origin = origin_text(token)
+        elif option == "positional":
             origin = Text("positional on the command line", style="dim")
         elif option:
             origin = Text.assemble(literal(option, "bold"), " on the command line", style="dim")

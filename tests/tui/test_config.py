@@ -97,7 +97,7 @@ async def test_precision_scaler_and_clipping_are_labelled_rows():
     assert "clipping     grad norm ≤ 1 by clip_grad_norm_" in text
     assert "[bold red]x[/]" in text  # the hostile origin shown as it is, never as markup
     assert "\x1b" not in text
-    assert "lr      1000  --lr on the command line" in text
+    assert "lr      1000  --lr=1e3 on the command line" in text
     assert "epochs  4     default" in text
 
 
