@@ -182,6 +182,10 @@ def _next(report: Report) -> Text:
     if fix.patch:
         text.append("c copies the patch, a applies it (a backup is kept), ")
         text.append("v re-runs the script with it to verify.")
+    elif fix.patch_argv:
+        text.append("nothing to patch; run the script with ")
+        text.append_text(literal(" ".join(fix.patch_argv), "bold"))
+        text.append(" instead.")
     else:
         text.append("it has no patch for this script")
         if fix.patch_note:

@@ -63,3 +63,12 @@ async def test_the_footer_offers_apply_only_for_a_fix_with_a_patch(fp16_report):
         assert "no single line to change" in said
         await pilot.press("c")
         await notice(pilot, app, "Copied the example (no concrete patch) of upcast-to-fp32")
+
+
+def test_a_fix_given_as_arguments_says_to_run_with_them():
+    report = load_fp16()
+    fix = report.fixes[2].model_copy(update={"patch": None, "patch_argv": ["--lr=0.001"]})
+    report = report.model_copy(update={"fixes": [fix]})
+    body = build_steps(report, Palette())[-1].body.plain
+    assert "nothing to patch; run the script with --lr=0.001 instead" in body
+    assert "c copies the patch" not in body
