@@ -14,7 +14,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, OptionList, TabbedContent, TabPane
 
 from diagnose.errors import UsageError
 from diagnose.render import RENDERERS, Renderer
@@ -24,6 +24,7 @@ from diagnose.userwrite import OutputExists, write_output
 from diagnose.verify_progress import OnProgress
 from tui.messages import Applied, Verified, VerifyProgress
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.fix_details import FixDetailsScreen
 from tui.screens.frame_details import FrameDetailsScreen
 from tui.screens.keys import KeysScreen
 from tui.text import literal, one_line, safe
@@ -104,7 +105,7 @@ class DiagnoseApp(App[int]):
             with TabPane(TITLES["walkthrough"], id="walkthrough"):
                 yield WalkthroughView(report, id="walk")
             with TabPane(_count("Frames", len(report.frames)), id="frames"):
-                yield FramesTable(report.frames, id="frames-table")
+                yield FramesTable(report.frames, report.event, id="frames-table")
             with TabPane(TITLES["history"], id="history"):
                 yield HistoryView(report, id="history-view")
             with TabPane(_count("Fixes", len(report.fixes)), id="fixes"):
@@ -176,8 +177,20 @@ class DiagnoseApp(App[int]):
 
     @on(DataTable.RowSelected, "#frames-table")
     def _frame_selected(self, event: DataTable.RowSelected) -> None:
-        frame = self.query_one(FramesTable).frames[event.cursor_row]
-        self.push_screen(FrameDetailsScreen(frame))
+        frames = self.query_one(FramesTable).frames
+        frame = frames[event.cursor_row]
+        self.push_screen(
+            FrameDetailsScreen(
+                frame, row=event.cursor_row + 1, rows=len(frames), event=self.report.event
+            )
+        )
+
+    @on(OptionList.OptionSelected, "#fix-list")
+    def _fix_selected(self, event: OptionList.OptionSelected) -> None:
+        fixes = self.report.fixes
+        i = event.option_index
+        if 0 <= i < len(fixes):
+            self.push_screen(FixDetailsScreen(fixes[i], rank=i + 1, of=len(fixes)))
 
     def action_show_keys(self) -> None:
         sections = [
@@ -188,7 +201,8 @@ class DiagnoseApp(App[int]):
             ("fixes", [*FixesView.BINDINGS, *FixList.BINDINGS]),
             ("matches", MatchList.BINDINGS),
             ("config", ConfigView.BINDINGS),
-            ("details", FrameDetailsScreen.BINDINGS),
+            ("frame details", FrameDetailsScreen.BINDINGS),
+            ("fix details", FixDetailsScreen.BINDINGS),
             ("palette", [Binding(self.COMMAND_PALETTE_BINDING, "", "Command palette")]),
         ]
         self.push_screen(KeysScreen(sections))

@@ -18,7 +18,17 @@ from diagnose.render.numbers import num
 from diagnose.report import TensorStats
 from diagnose.safetext import one_line, safe
 
-__all__ = ["Palette", "diff_text", "literal", "magnitude", "num", "one_line", "safe", "stat_cell"]
+__all__ = [
+    "Palette",
+    "diff_text",
+    "literal",
+    "magnitude",
+    "num",
+    "one_line",
+    "plural",
+    "safe",
+    "stat_cell",
+]
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,11 @@ class Palette:
 def literal(value: object, style: str | Style = "") -> Text:
     """``value`` as text shown exactly as it is: no markup, control characters escaped."""
     return Text(safe("" if value is None else value), style=style)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 fix``, ``2 fixes``: the count and the noun in the form the count needs."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 def magnitude(stats: TensorStats | None, attr: str) -> str:

@@ -12,8 +12,9 @@ from rich.text import Text
 
 from diagnose.render.numbers import producer_frame
 from diagnose.report import Report
+from tui.frame_refs import no_marked_rows, row_ref
 from tui.summary import headline, top_fix, where
-from tui.text import Palette, diff_text, literal, magnitude, num
+from tui.text import Palette, diff_text, literal, magnitude, num, plural
 
 
 @dataclass
@@ -84,8 +85,14 @@ def _born(report: Report, palette: Palette) -> Text:
         text.append_text(literal(detail))
     frame = producer_frame(report.frames)
     if frame is not None:
-        text.append(f"\n\nIn the Frames tab its row (frame {frame.index}) is marked ▶.")
-    elif not report.frames:
+        text.append(f"\n\nIn the Frames tab (2) it is {row_ref(report.frames, frame)}, marked ▶.")
+    elif any(not f.finite for f in report.frames):
+        text.append("\n\nNo row of the Frames tab is marked as its producer; its ✗ rows ")
+        text.append("passed the value on.")
+    elif report.frames:
+        text.append("\n\n")
+        text.append_text(literal(no_marked_rows(event, report.frames), "dim"))
+    else:
         text.append("\n\nThis report has no frames recorded.", style="dim")
     return text
 
@@ -94,7 +101,7 @@ def _trend(report: Report) -> Text:
     history = report.history
     if not history:
         return Text("No per-step history was recorded.")
-    text = Text(f"{report.steps_recorded} step(s) recorded.")
+    text = Text(f"{plural(report.steps_recorded, 'step')} recorded.")
     for attr, label in (
         ("loss", "loss"),
         ("grad_norm", "grad norm"),
@@ -112,7 +119,7 @@ def _trend(report: Report) -> Text:
             text.append(f"  (grew {_times(last / first)})", style="bold")
     skipped = sum(h.skipped for h in history)
     if skipped:
-        text.append(f"\n• the GradScaler skipped {skipped} step(s)")
+        text.append(f"\n• the GradScaler skipped {plural(skipped, 'step')}")
     return text
 
 
@@ -127,7 +134,10 @@ def _exception(report: Report) -> Text:
         text.append("\nat ")
         text.append_text(literal(f"{event.location.file}:{event.location.line}"))
     if report.matches:
-        text.append(f"\n\n{len(report.matches)} dataset record(s) match; the Matches tab has them.")
+        n = len(report.matches)
+        records = plural(n, "dataset record")
+        text.append(f"\n\n{records} {'matches' if n == 1 else 'match'}; the Matches tab has ")
+        text.append("it." if n == 1 else "them.")
     return text
 
 
@@ -162,12 +172,29 @@ def _fix(report: Report, palette: Palette) -> Text:
 
 
 def _next(report: Report) -> Text:
+    """The keys that act on the top fix, named only when they apply to it."""
+    fix = top_fix(report)
+    keys = "? lists every key; ctrl+p opens the command palette (export, copy, jump)."
+    if fix is None:
+        return Text(f"No fix to act on. {keys}")
     n = len(report.fixes)
-    return Text(
-        "In the Fixes tab (4): c copies the patch, a applies it (a backup is kept), "
-        f"v re-runs the script with it to verify. {n} fix(es) in all, best first.\n"
-        "? lists every key; ctrl+p opens the command palette (export, copy, jump)."
-    )
+    text = Text(f"The Fixes tab (4) has {plural(n, 'fix', 'fixes')}, best first. For the top one: ")
+    if fix.patch:
+        text.append("c copies the patch, a applies it (a backup is kept), ")
+        text.append("v re-runs the script with it to verify.")
+    elif fix.patch_argv:
+        text.append("nothing to patch; run the script with ")
+        text.append_text(literal(" ".join(fix.patch_argv), "bold"))
+        text.append(" instead.")
+    else:
+        text.append("it has no patch for this script")
+        if fix.patch_note:
+            text.append(" (")
+            text.append_text(literal(fix.patch_note))
+            text.append(")")
+        text.append("; c copies its example to adapt by hand.")
+    text.append(f"\n{keys}")
+    return text
 
 
 def _times(ratio: float) -> str:

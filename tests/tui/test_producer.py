@@ -40,7 +40,7 @@ async def _tui_marked_modules(report: Report) -> list[str]:
         await pilot.pause()
         table = app.query_one(FramesTable)
         marked = [i for i in range(table.row_count) if table.get_row_at(i)[0].plain == "▶"]
-        return [table.get_row_at(i)[2].plain for i in marked]
+        return [table.get_row_at(i)[3].plain for i in marked]
 
 
 @pytest.mark.parametrize("make", [load_fp16, _flagged_second, _unflagged])

@@ -48,7 +48,7 @@ async def test_no_frames(no_frames_report):
     async with app.run_test(size=(80, 24)) as pilot:
         await _visit_all(app, pilot)
         await pilot.press("2", "n")
-        assert "No non-finite frames in this report." in notifications(app)
+        assert "This report recorded no frames." in notifications(app)
         await pilot.press("1", "space")
         assert "This report has no frames recorded." in str(app.query_one("#walk-body").render())
 
@@ -90,7 +90,7 @@ async def test_markup_and_escape_sequences_from_the_run_are_shown_literally(host
             if verdict.plain[span.start : span.end] == "x"
         )
         table = app.query_one(FramesTable)
-        assert table.get_row_at(8)[2].plain == shown
+        assert table.get_row_at(8)[3].plain == shown
         await pilot.press("4")
         assert shown in app.query_one(FixList).get_option_at_index(0).prompt.plain
         await pilot.press("1", "space")

@@ -22,7 +22,7 @@ def test_a_nonfinite_run_goes_verdict_where_trend_evidence_fix_next(fp16_report)
     ]
     assert "pred = model(x)" in steps[1].body.plain
     assert "largest |activation| (detailed steps): 40 → 5.4e4  (grew 1,343×)" in steps[2].body.plain
-    assert "the GradScaler skipped 2 step(s)" in steps[2].body.plain
+    assert "the GradScaler skipped 2 steps" in steps[2].body.plain
     assert steps[4].body.plain.startswith("Train in bfloat16 instead of float16  score 0.87")
     assert [s.tab for s in steps] == [None, "frames", "history", "fixes", "fixes", None]
 
@@ -31,7 +31,7 @@ def test_an_exception_run_shows_the_exception_and_its_matches(exception_report):
     steps = build_steps(exception_report, Palette())
     assert [s.title for s in steps][:2] == ["Verdict", "The exception"]
     assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied" in steps[1].body.plain
-    assert "1 dataset record(s) match" in steps[1].body.plain
+    assert "1 dataset record matches" in steps[1].body.plain
 
 
 def test_a_clean_run_says_there_is_nothing_to_fix(clean_report):

@@ -14,4 +14,5 @@ class FixList(OptionList):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="fixes.down"),
         Binding("k", "cursor_up", "Up", show=False, id="fixes.up"),
+        Binding("enter", "select", "Details", id="fixes.details"),
     ]

@@ -30,9 +30,13 @@ class FixesView(Horizontal):
     progress line. The app sets ``verifying`` when a verification starts and ends.
     """
 
+    # A key's footer hint says what it does to the selected fix: a fix without a patch has
+    # "Copy example" on c and no "Apply" (a then only says why there is nothing to apply).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "copy_patch", "Copy patch", id="fixes.copy"),
+        Binding("c", "copy_example", "Copy example", id="fixes.copy-example"),
         Binding("a", "apply_patch", "Apply", id="fixes.apply"),
+        Binding("a", "why_no_patch", "Why no patch", show=False, id="fixes.no-patch"),
         Binding("v", "verify", "Verify", id="fixes.verify"),
     ]
 
@@ -67,6 +71,17 @@ class FixesView(Horizontal):
 
     def watch_selected(self) -> None:
         self._show_detail()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Each of c's and a's two bindings applies to fixes with, or without, a patch."""
+        fix = self.fix
+        patched = fix is None or bool(fix.patch)
+        if action in ("copy_patch", "apply_patch"):
+            return patched
+        if action in ("copy_example", "why_no_patch"):
+            return not patched
+        return True
 
     def watch_verifying(self, verifying: frozenset[str]) -> None:
         self.query_one("#verify-progress").set_class(bool(verifying), "-running")
@@ -139,6 +154,12 @@ class FixesView(Horizontal):
     def action_copy_patch(self) -> None:
         self._request("copy")
 
+    def action_copy_example(self) -> None:
+        self._request("copy")
+
+    def action_why_no_patch(self) -> None:
+        self._request("apply")  # the app says why there is nothing to apply
+
     def action_apply_patch(self) -> None:
         self._request("apply")
 
@@ -193,6 +214,13 @@ def fix_detail(fix: Fix, palette: Palette, running: bool = False) -> Text:
             text.append_text(literal(item))
             text.append("\n")
         text.rstrip()
+    text.append_text(_patch_part(fix, palette))
+    return text
+
+
+def _patch_part(fix: Fix, palette: Palette) -> Text:
+    """The patch (or why there is none), the example, and the keys that act on them."""
+    text = Text()
     if fix.patch and fix.patch_file:
         text.append("\n\nPatch against ", style="bold underline")
         text.append_text(literal(one_line(fix.patch_file), "bold underline"))
@@ -203,7 +231,18 @@ def fix_detail(fix: Fix, palette: Palette, running: bool = False) -> Text:
         text.append_text(diff_text(fix.patch, palette))
     else:
         text.append_text(literal(fix.patch_note or "no concrete patch for this script", "dim"))
+    if fix.patch_argv:
+        text.append("\n\nRun with  ", style="bold")
+        text.append_text(literal(" ".join(fix.patch_argv)))
     if fix.example_patch:
         text.append("\n\nExample\n", style="bold underline")
         text.append_text(literal(fix.example_patch))
+    text.append("\n\n")
+    if fix.patch:
+        text.append("c copies the patch, a applies it (a backup is kept), v verifies it", "dim")
+    elif fix.patch_argv:
+        text.append("no patch to apply: run the script with the arguments above; ", "dim")
+        text.append("c copies the example", "dim")
+    else:
+        text.append("c copies the example; there is no patch to apply", "dim")
     return text

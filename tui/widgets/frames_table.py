@@ -16,15 +16,17 @@ from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from diagnose.render.numbers import producer_frame, stats_of
-from diagnose.report import Frame
+from diagnose.report import Event, Frame
+from tui.frame_refs import no_marked_rows
 from tui.text import Palette, literal, stat_cell
 
-COLUMNS = ("", "step", "module", "type", "phase", "dtype", "|x| min", "|x| max", "headroom")
+COLUMNS = ("", "#", "step", "module", "type", "phase", "dtype", "|x| min", "|x| max", "headroom")
 CHUNK = 500  # rows added per message, so a 10 000-frame report never freezes the screen
 
 
 class FramesTable(DataTable):
-    """DataTable of frames; ``n`` / ``N`` jump between non-finite rows."""
+    """DataTable of frames numbered 1..N in its ``#`` column; ``n`` / ``N`` jump between the
+    non-finite rows and the producer, or say where the event was when no row is marked."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="frames.down"),
@@ -44,16 +46,21 @@ class FramesTable(DataTable):
         rows: list[list[Text]]
         last: bool = False
 
-    def __init__(self, frames: Sequence[Frame], **kwargs) -> None:
+    def __init__(self, frames: Sequence[Frame], event: Event | None = None, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.frames = frames
+        self.event = event
         producer = producer_frame(frames)
         self.producer = next((i for i, f in enumerate(frames) if f is producer), None)
-        self.nonfinite_rows = [i for i, f in enumerate(frames) if not f.finite]
+        self.nonfinite_rows = [
+            i for i, f in enumerate(frames) if not f.finite or i == self.producer
+        ]
 
     def on_mount(self) -> None:
         for label in COLUMNS:
-            justify = "right" if label.startswith(("|", "head")) or label == "step" else "left"
+            justify = (
+                "right" if label.startswith(("|", "head")) or label in ("#", "step") else "left"
+            )
             self.add_column(Text(label, justify=justify), key=label or "mark")
         self._load(Palette.from_app(self.app))
 
@@ -92,6 +99,7 @@ class FramesTable(DataTable):
                 mark = Text("✗", style=palette.bad)
             cells = [
                 mark,
+                Text(str(i + 1), style="dim", justify="right"),
                 Text("-" if frame.step is None else str(frame.step), justify="right"),
                 literal(frame.module or "-"),
                 literal(frame.module_type or "-"),
@@ -116,7 +124,7 @@ class FramesTable(DataTable):
     def _jump(self, direction: int) -> None:
         rows = self.nonfinite_rows
         if not rows:
-            self.app.notify("No non-finite frames in this report.", markup=False)
+            self.app.notify(no_marked_rows(self.event, self.frames), markup=False)
             return
         here = self.cursor_row
         if direction > 0:

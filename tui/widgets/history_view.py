@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from diagnose.render.learning import learning_evidence
 from diagnose.report import Report
-from tui.text import literal
+from tui.text import literal, plural
 from tui.widgets.step_plot import StepPlot
 
 SERIES = (
@@ -72,9 +72,9 @@ def _notes(report: Report) -> Text:
     near = [h.step for h in report.history if h.near_limit]
     text = Text()
     if skipped:
-        text.append(f"GradScaler skipped {len(skipped)} step(s): {_steps(skipped)}\n")
+        text.append(f"GradScaler skipped {plural(len(skipped), 'step')}: {_steps(skipped)}\n")
     if near:
-        text.append(f"near the dtype's limit at {len(near)} step(s): {_steps(near)}\n")
+        text.append(f"near the dtype's limit at {plural(len(near), 'step')}: {_steps(near)}\n")
     text.rstrip()
     return text
 

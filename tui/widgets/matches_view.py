@@ -134,6 +134,17 @@ def _inert(text: object) -> str:
     return _MARKDOWN_SIGNS.sub(r"\\\1", one_line(text))
 
 
+_BLOCK_START = re.compile(r"^(\s*)([-+=>]|\d+[.)])")
+
+
+def _quoted(text: str) -> str:
+    """An error message as a block quote that wraps to the pane (a code fence would cut a long
+    message at the pane's edge): every line kept, none of its signs acting as Markdown."""
+    lines = [_MARKDOWN_SIGNS.sub(r"\\\1", line) for line in safe(text).splitlines()]
+    lines = [_BLOCK_START.sub(r"\1\\\2", line) for line in lines if line.strip()]
+    return "\n".join(f"> {line}  " for line in lines).rstrip()
+
+
 def _fence(code: str, lang: str = "") -> str:
     ticks = "```"
     while ticks in code:
@@ -150,6 +161,8 @@ def record_markdown(ref: MatchRef, record: Any, lookup: Lookup | None) -> str:
     if ref.reason:
         parts.append(f"*Why it matched:* {_inert(ref.reason)}")
     if record is None:
+        if ref.error_message:  # the report's own copy of the record's message
+            parts += ["### Error message", _quoted(ref.error_message)]
         if lookup is None:
             parts.append("*Loading the dataset…*")
         elif lookup.error:
@@ -159,7 +172,7 @@ def record_markdown(ref: MatchRef, record: Any, lookup: Lookup | None) -> str:
         return "\n\n".join(parts)
     message = _get(record, "errorMessage")
     if message:
-        parts += ["### Error message", _fence(str(message))]
+        parts += ["### Error message", _quoted(str(message))]
     documentation = _get(record, "documentation")
     if documentation:
         parts += ["### What it means", _md(documentation)]

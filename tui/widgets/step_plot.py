@@ -1,13 +1,17 @@
-"""A small bar plot of one per-step series with the event step marked.
+"""A small plot of one per-step series with the event step marked.
 
 Textual's Sparkline has no axis, no log scale and no marker; the trend of a series against the
 event step is what tells a too-high learning rate from an fp16 overflow, so this draws both.
+A series that spans decades is drawn on a log axis; one whose axis does not start at 0 (a log
+axis, or a loss that stays within a narrow band far from 0) is drawn as a line, since bars
+filled up from an axis's arbitrary bottom would make a solid block of it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
@@ -18,10 +22,13 @@ from tui.text import Palette, num
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 LABEL_WIDTH = 8
+LOG_RATIO = 100.0  # max / min of a positive series from which a log axis reads better
+NARROW = 0.5  # a positive series whose range is under this share of its max: axis from its min
 
 
 class StepPlot(Widget):
-    """Bars per step (bucketed to the width), log-scaled when the series spans decades."""
+    """Bars (or a line) per step, bucketed to the width; log-scaled when the series spans
+    two decades or more."""
 
     event_step: reactive[int | None] = reactive(None)
 
@@ -45,7 +52,7 @@ class StepPlot(Widget):
         finite = [v for v in self.values if v is not None and math.isfinite(v)]
         if not finite or min(finite) <= 0:
             return False
-        return max(finite) / min(finite) > 1e3
+        return max(finite) / min(finite) >= LOG_RATIO
 
     def render(self) -> Text:
         palette = Palette.from_app(self.app)
@@ -89,7 +96,7 @@ def render_plot(
     repeat = max(1, min(columns // len(buckets), 4))  # few steps: wider bars, not a sliver
     finite = [v for _, v in points if v is not None and math.isfinite(v)]
     lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    scale = _scaler(lo, hi, log)
+    axis = Axis.of(lo, hi, log)
     bar_style = Style(color=palette.accent)
     event_style = Style(color=palette.error, bold=True)
     cells: list[tuple[int | None, str]] = []  # per bucket: eighths filled, or a flag char
@@ -101,23 +108,26 @@ def render_plot(
             cells.append((None, " "))
         else:
             top = max(v for v in vals if v is not None)
-            cells.append((max(1, round(scale(top) * rows * 8)), ""))
+            cells.append((max(1, round(axis.fraction(top) * rows * 8)), ""))
     event_bucket = _column_of(buckets, event_step)
     for r in range(rows):
-        label = num(_inverse(lo, hi, log, 1 - r / max(rows - 1, 1))) if r in (0, rows - 1) else ""
+        label = num(axis.value(1 - r / max(rows - 1, 1))) if r in (0, rows - 1) else ""
         out.append(f"{label:>{LABEL_WIDTH - 1}} ", style="dim")
         level_base = (rows - 1 - r) * 8
         for b, (eighths, flag) in enumerate(cells):
             style = event_style if b == event_bucket else bar_style
             if eighths is None:
                 char, style = (flag if r == 0 else " "), (event_style if flag == "✗" else "")
+            elif axis.line:  # only the cell the value is in: a line, not a solid block
+                level = eighths - level_base
+                char = BLOCKS[level] if 0 < level <= 8 else " "
             else:
                 char = BLOCKS[min(max(eighths - level_base, 0), 8)]
             out.append(char * repeat, style=style)
         out.append("\n")
-    axis = _axis(buckets, event_bucket, repeat, columns)
+    axis_line = _axis(buckets, event_bucket, repeat, columns)
     start = len(out)
-    out.append(axis, style="dim")
+    out.append(axis_line, style="dim")
     if event_bucket is not None:
         at = start + LABEL_WIDTH + event_bucket * repeat
         out.stylize(event_style, at, at + repeat)
@@ -155,21 +165,38 @@ def _column_of(buckets: list[list], step: int | None) -> int | None:
     return None
 
 
-def _scaler(lo: float, hi: float, log: bool):
-    if log:
-        llo, lhi = math.log10(lo), math.log10(hi)
-        span = (lhi - llo) or 1.0
-        return lambda v: (math.log10(v) - llo) / span if v > 0 else 0.0
-    span = (hi - min(lo, 0.0)) or 1.0
-    base = min(lo, 0.0)
-    return lambda v: (v - base) / span
+@dataclass(frozen=True)
+class Axis:
+    """The vertical axis: from ``base`` to ``top``, linear or log; ``line`` when it does not
+    start at 0, so bars filled from its bottom would say nothing."""
 
+    base: float
+    top: float
+    log: bool
+    line: bool
 
-def _inverse(lo: float, hi: float, log: bool, fraction: float) -> float:
-    if log:
-        return 10 ** (math.log10(lo) + fraction * (math.log10(hi) - math.log10(lo)))
-    base = min(lo, 0.0)
-    return base + fraction * (hi - base)
+    @classmethod
+    def of(cls, lo: float, hi: float, log: bool) -> Axis:
+        if log:
+            return cls(lo, hi, True, True)
+        if lo > 0 and hi - lo < NARROW * hi:  # a band far from 0: the axis spans the band
+            pad = (hi - lo) * 0.1 or abs(hi) * 0.1 or 1.0
+            return cls(lo - pad, hi + (pad if hi == lo else 0.0), False, True)
+        return cls(min(lo, 0.0), hi, False, False)
+
+    def fraction(self, v: float) -> float:
+        """Where ``v`` is on the axis, 0 at the bottom and 1 at the top."""
+        if self.log:
+            low, span = math.log10(self.base), math.log10(self.top) - math.log10(self.base)
+            return (math.log10(v) - low) / (span or 1.0) if v > 0 else 0.0
+        return (v - self.base) / ((self.top - self.base) or 1.0)
+
+    def value(self, fraction: float) -> float:
+        """The value at ``fraction`` of the axis (for its labels)."""
+        if self.log:
+            low, high = math.log10(self.base), math.log10(self.top)
+            return 10 ** (low + fraction * (high - low))
+        return self.base + fraction * (self.top - self.base)
 
 
 def _axis(buckets: list[list], event_bucket: int | None, repeat: int, columns: int) -> str:
