@@ -61,11 +61,13 @@ def healthy_adam_to_adamw(script: Script, rng: random.Random) -> Mutant | Skip:
 def healthy_batch_doubled(script: Script, rng: random.Random) -> Mutant | Skip:
     editor = Editor(script.tree)
     changed = 0
+    loop = script.loop()
     for call in script.calls("randint"):
         size = call.args[2].value if len(call.args) == 3 else None
-        loop = script.loop()
         if isinstance(size, cst.Tuple) and len(size.elements) == 1 and script.inside(call, loop):
             value = number(size.elements[0].value)
+            if value is not None and _written_again(script, loop, value):
+                return Skip("the batch size is also written elsewhere in the loop (labels...)")
             if value is not None:
                 editor.replace(size.elements[0].value, expr(str(int(value) * 2)))
                 changed += 1
@@ -77,6 +79,17 @@ def healthy_batch_doubled(script: Script, rng: random.Random) -> Mutant | Skip:
     if not changed:
         return Skip("no literal batch size")
     return Mutant(editor.apply(), "the batch size is doubled")
+
+
+def _written_again(script: Script, loop: cst.CSTNode | None, value: float) -> bool:
+    """The same integer appears more than once in the loop: other sizes must agree with it
+    (``torch.ones(64, 1)`` labels for a batch of 64), so doubling one would break the run."""
+    same = [
+        node
+        for node in script.nodes()
+        if isinstance(node, cst.Integer) and number(node) == value and script.inside(node, loop)
+    ]
+    return len(same) > 1
 
 
 @operator("healthy-label-smoothing")
