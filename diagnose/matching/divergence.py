@@ -98,16 +98,16 @@ def diagnose_log(text: str) -> LogDiagnosis | None:
     first = log.first_nonfinite
     if first is None:
         return None
+    launch = _launch(text)  # the command line the log shows, read once
     diagnosis = LogDiagnosis(
         first=first,
         before=log.before[-ROWS_SHOWN:],
         what=_what(first),
         rows=len(log.rows),
         scale_changes=len(log.scale_changes),
-        command=_command(text, first),
+        command=_command(launch, first),
     )
-    _script, args, _nproc = _launch(text)
-    framework = read_framework(" ".join(args), [row.text for row in log.rows])
+    framework = read_framework(" ".join(launch[1]), [row.text for row in log.rows])
     diagnosis.causes, diagnosis.fixes = rank_evidence(
         _as_report(log, diagnosis, framework), LOG_CONFIDENCE, unseen=_UNSEEN_IN_A_LOG
     )
@@ -266,9 +266,9 @@ def _as_report(log: TrainingLog, diagnosis: LogDiagnosis, framework: LogFramewor
 # --- the command that finds the producer ------------------------------------------------------
 
 
-def _command(text: str, first: LogRow) -> str:
-    """``diagnose`` on the command line the log shows, or on a placeholder script."""
-    script, args, nproc = _launch(text)
+def _command(launch: tuple[str | None, list[str], int | None], first: LogRow) -> str:
+    """``diagnose`` on the command line the log shows (``_launch``), or on a placeholder."""
+    script, args, nproc = launch
     parts = ["diagnose"]
     if nproc and nproc > 1:
         parts += ["--nproc", str(nproc)]

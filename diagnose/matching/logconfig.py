@@ -19,7 +19,7 @@ HF_MAX_GRAD_NORM = 1.0
 
 _HF_ROW = re.compile(r"^\{'(?:loss|train_loss|eval_loss)': .*'epoch': ")
 _FLAG = re.compile(
-    r"(?:^|\s)--(?P<name>fp16|bf16|half_precision_backend|max_grad_norm|mixed_precision)"
+    r"(?:^|\s)--(?P<name>fp16|bf16|max_grad_norm|mixed_precision)"
     r"(?:[= ](?P<value>[^\s-][^\s]*))?(?=\s|$)"
 )
 _TRUE = {"", "true", "1", "yes"}
